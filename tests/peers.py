@@ -1,0 +1,86 @@
+"""Real third-party peers (PEERS.md), installed on first use into .peers/ and reused after that.
+
+Each peer lives in its own virtual environment or npm folder, since several pin conflicting
+versions. A clean clone builds them from nothing; set WIRETAP_PEERS_DIR to share them between
+checkouts.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PEERS_DIR = Path(os.environ.get("WIRETAP_PEERS_DIR", REPO / ".peers"))
+
+MCP_SDK = ["mcp[cli]==2.3.0"]
+MCP_SDK_TASKS = ["mcp[cli]==1.30.0"]
+FASTMCP_TASKS = ["fastmcp==4.1.4", "fastmcp-tasks==4.1.4"]
+MCP_REC = ["mcp-rec==0.1.1"]
+CLAUDE_CODE = ["@anthropic-ai/claude-code@2.1.332"]
+
+
+@contextmanager
+def _locked(name: str) -> Iterator[Path]:
+    PEERS_DIR.mkdir(parents=True, exist_ok=True)
+    with (PEERS_DIR / f".{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield PEERS_DIR / name
+
+
+def _run(command: list[str], cwd: Path | None = None) -> None:
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"installing a test peer failed: {' '.join(command)}\n{result.stdout}\n{result.stderr}"
+        )
+
+
+def python_peer(name: str, requirements: list[str]) -> Path:
+    """The python interpreter of a venv holding ``requirements``."""
+    with _locked(name) as venv:
+        python = venv / "bin" / "python"
+        done = venv / ".installed"
+        if not done.exists() or done.read_text() != "\n".join(requirements):
+            _run([sys.executable, "-m", "venv", "--clear", str(venv)])
+            _run(
+                [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements]
+            )
+            done.write_text("\n".join(requirements))
+        return python
+
+
+def npm_peer(name: str, packages: list[str]) -> Path:
+    """The node_modules folder of an npm folder holding ``packages``."""
+    with _locked(name) as folder:
+        done = folder / ".installed"
+        if not done.exists() or done.read_text() != "\n".join(packages):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "package.json").write_text('{"name": "wiretap-peer", "private": true}\n')
+            _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *packages], cwd=folder)
+            done.write_text("\n".join(packages))
+        return folder / "node_modules"
+
+
+def mcp_sdk() -> Path:
+    return python_peer("mcp-sdk-2.3.0", MCP_SDK)
+
+
+def mcp_rec() -> Path:
+    return python_peer("mcp-rec-0.1.1", MCP_REC)
+
+
+def claude_code() -> Path:
+    """The native Claude Code binary (npm does not run its postinstall here, and need not)."""
+    modules = npm_peer("claude-code-2.1.332", CLAUDE_CODE)
+    return modules / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
+
+
+if __name__ == "__main__":
+    for build in (mcp_sdk, mcp_rec, claude_code):
+        print(build())

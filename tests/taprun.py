@@ -1,0 +1,68 @@
+"""Running ``wiretap tap`` as a client would: a separate process on real pipes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from wiretap.model import Event
+from wiretap.recording.reader import read_all
+
+SCENARIO_SERVER = [sys.executable, str(Path(__file__).parent / "scenarios" / "stdio_server.py")]
+TAP = [sys.executable, "-m", "wiretap", "tap"]
+
+
+@dataclass
+class TapRun:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    header: Event
+    events: list[Event]
+
+    def of_kind(self, kind: str) -> list[Event]:
+        return [e for e in self.events if e["kind"] == kind]
+
+    def messages(self, direction: str | None = None) -> list[Event]:
+        return [e for e in self.of_kind("message") if direction is None or e["dir"] == direction]
+
+
+def start_tap(recording: Path, server: list[str], *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [*TAP, "--out", str(recording), *extra, "--", *server],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _drain(stream: IO[bytes], into: list[bytes]) -> threading.Thread:
+    thread = threading.Thread(target=lambda: into.append(stream.read()), daemon=True)
+    thread.start()
+    return thread
+
+
+def run_tap(
+    recording: Path, server: list[str], chunks: list[bytes], *extra: str, timeout: float = 60
+) -> TapRun:
+    """Write ``chunks`` one write at a time, close stdin, and collect everything."""
+    proc = start_tap(recording, server, *extra)
+    assert proc.stdin and proc.stdout and proc.stderr
+    out: list[bytes] = []
+    err: list[bytes] = []
+    readers = [_drain(proc.stdout, out), _drain(proc.stderr, err)]
+    with proc:
+        for chunk in chunks:
+            proc.stdin.write(chunk)
+            proc.stdin.flush()
+        proc.stdin.close()
+        proc.wait(timeout)
+        for reader in readers:
+            reader.join(timeout)
+    header, events, skipped = read_all(recording)
+    assert not skipped, skipped.describe()
+    return TapRun(proc.returncode, out[0], err[0], header, events)

@@ -1,0 +1,100 @@
+"""The command line: a thin layer of click over the modules that do the work."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from wiretap import __version__
+from wiretap.recording.migrate import UnsupportedFormat
+from wiretap.recording.reader import NotARecording
+from wiretap.render.console import printer_for
+from wiretap.render.filters import RowFilter
+from wiretap.show import show as show_timeline
+from wiretap.transports.process import exit_like
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="wiretap")
+def cli() -> None:
+    """See what really crosses the wire between an AI client and its MCP servers and A2A agents."""
+
+
+@cli.command(context_settings={"allow_interspersed_args": False})
+@click.option("--out", "-o", type=click.Path(path_type=Path), help="Recording file, or a directory for it.")
+@click.option("--name", "-n", help="Name for the server in the recording (default: from the command).")
+@click.option(
+    "--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default)."
+)
+@click.argument("server", nargs=-1, required=True, type=click.UNPROCESSED)
+def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, ...]) -> None:
+    """Run an MCP stdio SERVER, relay its stdio byte for byte, and record every message.
+
+    Use it where a client's config names the server command: wiretap tap -- SERVER [ARGS...]
+    """
+    from wiretap.tapping import tap as run_tap
+
+    returncode = run_tap(list(server), out=out, name=name, redact=not no_redact)
+    sys.stderr.flush()
+    exit_like(returncode)
+
+
+@cli.command()
+@click.argument("recording", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--follow", "-f", is_flag=True, help="Keep showing events as the recording grows.")
+@click.option("--method", "-m", "methods", multiple=True, help="Only these methods (glob; repeatable).")
+@click.option(
+    "--dir",
+    "direction",
+    type=click.Choice(["in", "out"]),
+    help="Only messages to (in) or from (out) the server.",
+)
+@click.option("--grep", "-g", "text", help="Only events that mention TEXT (case-insensitive).")
+@click.option("--since", type=float, help="Only from this many seconds on.")
+@click.option("--until", type=float, help="Only up to this many seconds.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per row, for machines.")
+@click.option("--color/--no-color", default=None, help="Colour (default: when stdout is a terminal).")
+def show(
+    recording: Path,
+    follow: bool,
+    methods: tuple[str, ...],
+    direction: str | None,
+    text: str | None,
+    since: float | None,
+    until: float | None,
+    as_json: bool,
+    color: bool | None,
+) -> None:
+    """Print a recording as a timeline: time, IN/OUT, method, summary, lifecycle."""
+    keep = RowFilter(methods, direction, text, since, until)
+    out = click.get_text_stream("stdout")
+    try:
+        show_timeline(
+            recording,
+            printer_for(out, as_json=as_json, color=color),
+            out,
+            keep,
+            follow=follow,
+            notes=sys.stderr,
+        )
+    except (NotARecording, UnsupportedFormat) as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
+    except KeyboardInterrupt:
+        pass
+
+
+@cli.command()
+@click.option("--out", "-o", type=click.Path(path_type=Path), help="Where to write the demo recording.")
+def demo(out: Path | None) -> None:
+    """Run a bundled demo server and client through the tap, then show the recording."""
+    from wiretap.demo.run import run_demo
+
+    sys.exit(run_demo(out))
+
+
+def main() -> None:
+    cli(prog_name="wiretap")

@@ -1,0 +1,45 @@
+"""Putting a tap together: the recording file, the recorder, the stdio transport."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+from wiretap.model import Header
+from wiretap.paths import default_name, recording_path
+from wiretap.recording.recorder import Recorder
+from wiretap.recording.writer import RecordingWriter, create_unique
+from wiretap.redact import redact_argv
+from wiretap.transports.stdio import SpawnFailed, StdioTap
+
+
+def open_writer(wanted: Path, stderr: IO[str]) -> RecordingWriter:
+    try:
+        fd, path = create_unique(wanted)
+    except OSError as exc:
+        return RecordingWriter.unopenable(wanted, exc, stderr=stderr)
+    if path != wanted:
+        print(f"wiretap: {wanted} exists; recording to {path}", file=stderr, flush=True)
+    return RecordingWriter(fd, path, stderr=stderr)
+
+
+def tap(
+    argv: Sequence[str], *, out: Path | None, name: str | None, redact: bool, stderr: IO[str] = sys.stderr
+) -> int:
+    """Run ``argv`` through the stdio tap; return the server's raw return code (negative: signal)."""
+    started = time.time()
+    name = name or default_name(argv)
+    shown_argv = redact_argv(list(argv)) if redact else list(argv)
+    writer = open_writer(recording_path(out, name, started), stderr)
+    header = Header(transport="stdio", name=name, argv=shown_argv, started_epoch=started, redacted=redact)
+    recorder = Recorder(writer, header, redact=redact, stderr=stderr)
+    try:
+        return StdioTap(argv, recorder, shown_argv=shown_argv).run()
+    except SpawnFailed as failure:
+        print(f"wiretap: {failure}", file=stderr, flush=True)
+        return failure.status
+    finally:
+        recorder.close()

@@ -1,0 +1,188 @@
+"""The stdio tap: relays a client's pipes to a server process byte for byte, and reports to a recorder.
+
+One thread per stream does blocking ``read`` → ``write`` → ``recorder.data``: the bytes go out
+before anything else happens to them, and nothing ever waits for a line to be complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import FrameType
+
+from wiretap.model import Direction, Kind
+from wiretap.recording.recorder import STDERR, Recorder
+from wiretap.transports.process import shell_status, signal_name, spawn
+
+CHUNK = 1 << 16
+FORWARDED_SIGNALS = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+)
+# A grandchild may hold the server's stdout open after the server exits; wait this long, then go.
+DRAIN_AFTER_EXIT = 0.25
+
+
+_Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+
+
+@dataclass(frozen=True)
+class StdioFds:
+    stdin: int = 0
+    stdout: int = 1
+    stderr: int = 2
+
+
+class SpawnFailed(Exception):
+    def __init__(self, argv: Sequence[str], error: OSError) -> None:
+        super().__init__(f"cannot start {argv[0]!r}: {error.strerror or error}")
+        self.status = 127 if isinstance(error, FileNotFoundError) else 126
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def pump(src: int, dst: int | None, stream: str, recorder: Recorder, on_dst_lost: Callable[[], None]) -> None:
+    """Copy ``src`` to ``dst`` until end of file, telling the recorder about every chunk."""
+    read, data_seen = os.read, recorder.data
+    while True:
+        try:
+            data = read(src, CHUNK)
+        except OSError:
+            data = b""
+        if not data:
+            break
+        if dst is not None:
+            try:
+                _write_all(dst, data)
+            except OSError:
+                dst = None
+                on_dst_lost()
+        data_seen(stream, data)
+    recorder.closed(stream)
+
+
+class StdioTap:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        recorder: Recorder,
+        fds: StdioFds | None = None,
+        *,
+        shown_argv: Sequence[str] | None = None,
+    ) -> None:
+        self.argv = list(argv)
+        self.shown_argv = list(argv if shown_argv is None else shown_argv)
+        """The argv as recorded: credentials redacted."""
+        self.recorder = recorder
+        self.fds = fds or StdioFds()
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def run(self) -> int:
+        """Run the server to its end and return its raw return code (negative: killed by a signal)."""
+        try:
+            proc = self._proc = spawn(self.argv)
+        except OSError as exc:
+            failure = SpawnFailed(self.argv, exc)
+            self.recorder.event(
+                Kind.SPAWN_FAILED, argv=self.shown_argv, error=str(failure), status=failure.status
+            )
+            raise failure from exc
+        self.recorder.event(Kind.SPAWN, argv=self.shown_argv, pid=proc.pid)
+        previous = self._install_signal_forwarding()
+        try:
+            threads = self._start_pumps(proc)
+            returncode = proc.wait()
+            self._record_exit(returncode)
+            for thread in threads[1:]:
+                thread.join(DRAIN_AFTER_EXIT)
+            return returncode
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    def _start_pumps(self, proc: subprocess.Popen[bytes]) -> list[threading.Thread]:
+        assert proc.stdin and proc.stdout and proc.stderr
+        server_in, server_out, server_err = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
+        specs = [
+            (self.fds.stdin, server_in, Direction.C2S, lambda: self._lost(Direction.C2S), self._stdin_closed),
+            (
+                server_out,
+                self.fds.stdout,
+                Direction.S2C,
+                lambda: self._lost(Direction.S2C),
+                self._stdout_closed,
+            ),
+            (server_err, self.fds.stderr, STDERR, lambda: None, None),
+        ]
+        threads = []
+        for src, dst, stream, on_lost, after in specs:
+            thread = threading.Thread(
+                target=self._pump_then,
+                args=(src, dst, stream, on_lost, after),
+                name=f"wiretap-{stream}",
+                daemon=True,
+            )
+            thread.start()
+            threads.append(thread)
+        return threads
+
+    def _pump_then(
+        self, src: int, dst: int, stream: str, on_lost: Callable[[], None], after: Callable[[], None] | None
+    ) -> None:
+        pump(src, dst, stream, self.recorder, on_lost)
+        if after is not None:
+            after()
+
+    def _stdin_closed(self) -> None:
+        """The client closed its end: pass the end of file on to the server."""
+        proc = self._proc
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+
+    def _stdout_closed(self) -> None:
+        """The server closed its stdout: the client sees the end of file too."""
+        with contextlib.suppress(OSError):
+            os.close(self.fds.stdout)
+
+    def _lost(self, direction: Direction) -> None:
+        who = "server" if direction == Direction.C2S else "client"
+        self.recorder.event(
+            Kind.ERROR, error="peer_gone", dir=direction.value, message=f"the {who} stopped reading"
+        )
+
+    def _install_signal_forwarding(self) -> dict[int, _Handler]:
+        previous: dict[int, _Handler] = {}
+        for signum in FORWARDED_SIGNALS:
+            with contextlib.suppress(OSError, ValueError):
+                previous[signum] = signal.signal(signum, self._forward)
+        return previous
+
+    def _forward(self, signum: int, _frame: FrameType | None) -> None:
+        forwarded = False
+        if self._proc is not None and self._proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._proc.pid, signum)
+                forwarded = True
+        self.recorder.event(Kind.SIGNAL, signal=signal_name(signum), signum=signum, forwarded=forwarded)
+
+    def _record_exit(self, returncode: int) -> None:
+        fields: dict[str, str | int] = {"status": shell_status(returncode)}
+        if returncode < 0:
+            fields |= {"signal": signal_name(-returncode), "signum": -returncode}
+        else:
+            fields["code"] = returncode
+        self.recorder.event(Kind.EXIT, **fields)
