@@ -16,11 +16,14 @@ from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording, open_recording, read_all
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter, create_unique, encode_event
+from wiretap.transports.stdio import open_stdio_streams
 
 
 def make_recorder(path: Path) -> Recorder:
     fd, path = create_unique(path)
-    return Recorder(RecordingWriter(fd, path), Header(transport="stdio", name="t", argv=["srv"]))
+    recorder = Recorder(RecordingWriter(fd, path), Header(transport="stdio", name="t", argv=["srv"]))
+    open_stdio_streams(recorder)
+    return recorder
 
 
 def test_the_recorder_frames_chunks_into_message_events(tmp_path: Path) -> None:

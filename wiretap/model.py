@@ -39,6 +39,12 @@ class Kind(StrEnum):
     EXIT = "exit"
     ERROR = "error"
     END = "end"
+    SSE = "sse"
+    CONNECTION = "connection"
+    HTTP_REQUEST = "http_request"
+    HTTP_RESPONSE = "http_response"
+    HTTP_END = "http_end"
+    REWRITE = "rewrite"
 
 
 def utc_iso_ms(epoch: float) -> str:

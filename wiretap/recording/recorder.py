@@ -10,16 +10,15 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Hashable, Iterable
 from typing import IO, Any
 
-from wiretap.framing import LineFramer
-from wiretap.messages import record_frame
-from wiretap.model import Direction, Event, Header, Kind
+from wiretap.model import Header, Kind
+from wiretap.recording.streams import Recorded, RecordStream
 from wiretap.recording.writer import RecordingWriter, encode_event
-from wiretap.redact import redact_text
 
-STDERR = "stderr"
 _STOP = object()
+_OPEN = object()
 _BATCH = 256
 
 
@@ -39,8 +38,7 @@ class Recorder:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         # Reentrant: a signal handler on the main thread may record while the main thread records.
         self._lock = threading.RLock()
-        self._framers = {Direction.C2S: LineFramer(), Direction.S2C: LineFramer(), STDERR: LineFramer()}
-        self.counts: dict[str, int] = {Direction.C2S: 0, Direction.S2C: 0, STDERR: 0}
+        self._streams: dict[Hashable, RecordStream] = {}
         self._last_t = 0.0
         writer.add(0.0, encode_event(header.to_dict()))
         writer.flush()
@@ -50,15 +48,19 @@ class Recorder:
     def now(self) -> float:
         return time.monotonic() - self._start
 
-    def data(self, stream: str, chunk: bytes) -> None:
-        """Bytes that were just forwarded on ``stream`` (``c2s``, ``s2c`` or ``stderr``)."""
-        with self._lock:
-            self._queue.put((time.monotonic() - self._start, stream, chunk))
+    def open(self, key: Hashable, stream: RecordStream) -> None:
+        """Route the bytes of ``key`` to ``stream`` from now on."""
+        self._queue.put((0.0, _OPEN, (key, stream)))
 
-    def closed(self, stream: str) -> None:
-        """End of file on ``stream``: flush a last frame that had no newline."""
+    def data(self, key: Hashable, chunk: bytes) -> None:
+        """Bytes that were just forwarded on stream ``key``."""
         with self._lock:
-            self._queue.put((time.monotonic() - self._start, stream, None))
+            self._queue.put((time.monotonic() - self._start, key, chunk))
+
+    def closed(self, key: Hashable) -> None:
+        """End of stream ``key``."""
+        with self._lock:
+            self._queue.put((time.monotonic() - self._start, key, None))
 
     def event(self, kind: Kind, **fields: Any) -> None:
         with self._lock:
@@ -90,39 +92,25 @@ class Recorder:
             self.writer.flush()
 
     def _handle(self, t: float, what: Any, payload: Any) -> None:
-        t = round(t, 6)
-        self._last_t = t
-        if what in self._framers:
-            framer = self._framers[what]
-            if payload is None:
-                last = framer.close()
-                if last is not None:
-                    self._frame(t, what, last, eol=False)
-                if what != STDERR:
-                    self._write({"t": t, "kind": Kind.EOF.value, "dir": what})
-                return
-            for frame in framer.feed(payload):
-                self._frame(t, what, frame, eol=True)
+        if what is _OPEN:
+            key, stream = payload
+            self._streams[key] = stream
             return
-        self._write({"t": t, "kind": Kind(what).value, **payload})
+        t = self._last_t = round(t, 6)
+        stream = self._streams.get(what)
+        if stream is None:
+            self._write_all([({"t": t, "kind": Kind(what).value, **payload}, None)])
+        elif payload is None:
+            self._write_all(stream.close(t))
+            del self._streams[what]
+        else:
+            self._write_all(stream.feed(t, payload))
 
-    def _frame(self, t: float, stream: str, frame: bytes | bytearray, *, eol: bool) -> None:
-        self.counts[stream] += 1
-        if stream == STDERR:
-            text = bytes(frame).decode("utf-8", errors="replace").rstrip("\r")
-            self._write(
-                {"t": t, "kind": Kind.STDERR.value, "text": redact_text(text)[0] if self.redact else text}
-            )
-            return
-        recorded = record_frame(frame, redact=self.redact)
-        fields: Event = {"t": t, "kind": Kind.MESSAGE.value, "dir": stream, **recorded.fields}
-        if not eol:
-            fields["eol"] = ""
-        self._write(fields, recorded.msg_bytes)
-
-    def _write(self, fields: Event, msg_bytes: bytes | bytearray | None = None) -> None:
-        self.writer.add(fields["t"], encode_event(fields, msg_bytes))
+    def _write_all(self, recorded: Iterable[Recorded]) -> None:
+        for fields, msg_bytes in recorded:
+            self.writer.add(fields["t"], encode_event(fields, msg_bytes))
 
     def _internal_error(self, exc: Exception) -> None:
         print(f"wiretap: internal recorder error: {exc!r}", file=self._stderr, flush=True)
-        self._write({"t": self._last_t, "kind": Kind.ERROR.value, "error": "recorder", "message": repr(exc)})
+        fields = {"t": self._last_t, "kind": Kind.ERROR.value, "error": "recorder", "message": repr(exc)}
+        self.writer.add(self._last_t, encode_event(fields))

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from types import FrameType
 
 from wiretap.model import Direction, Kind
-from wiretap.recording.recorder import STDERR, Recorder
+from wiretap.recording.recorder import Recorder
+from wiretap.recording.streams import LineStream, StderrStream
 from wiretap.transports.process import shell_status, signal_name, spawn
 
+STDERR = "stderr"
 CHUNK = 1 << 16
 FORWARDED_SIGNALS = (
     signal.SIGINT,
@@ -52,6 +54,13 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def open_stdio_streams(recorder: Recorder) -> None:
+    """Newline-delimited messages both ways, and the server's stderr as lines."""
+    for direction in Direction:
+        recorder.open(direction, LineStream(direction.value, redact=recorder.redact))
+    recorder.open(STDERR, StderrStream(redact=recorder.redact))
 
 
 def pump(src: int, dst: int | None, stream: str, recorder: Recorder, on_dst_lost: Callable[[], None]) -> None:
@@ -101,6 +110,7 @@ class StdioTap:
             )
             raise failure from exc
         self.recorder.event(Kind.SPAWN, argv=self.shown_argv, pid=proc.pid)
+        open_stdio_streams(self.recorder)
         previous = self._install_signal_forwarding()
         try:
             threads = self._start_pumps(proc)
