@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -39,6 +40,57 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
     returncode = run_tap(list(server), out=out, name=name, redact=not no_redact)
     sys.stderr.flush()
     exit_like(returncode)
+
+
+@cli.command()
+@click.option("--upstream", "-u", required=True, help="The server or agent's URL (http:// or https://).")
+@click.option(
+    "--listen",
+    "-l",
+    default="127.0.0.1:0",
+    show_default=True,
+    help="HOST:PORT to listen on (0: a free port).",
+)
+@click.option("--out", "-o", type=click.Path(path_type=Path), help="Recording file, or a directory for it.")
+@click.option("--name", "-n", help="Name for the upstream in the recording (default: its host).")
+@click.option(
+    "--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default)."
+)
+@click.option(
+    "--upstream-cafile",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Trust this CA (PEM) for an https upstream.",
+)
+@click.option("--insecure", is_flag=True, help="Do not verify an https upstream's certificate.")
+def proxy(
+    upstream: str,
+    listen: str,
+    out: Path | None,
+    name: str | None,
+    no_redact: bool,
+    upstream_cafile: Path | None,
+    insecure: bool,
+) -> None:
+    """Proxy an MCP Streamable HTTP server or an A2A agent, streaming, and record every message.
+
+    Prints the URL clients should use, then serves until interrupted.
+    """
+    from wiretap.proxying import BadUpstream, ssl_context
+    from wiretap.proxying import proxy as run_proxy
+
+    try:
+        run_proxy(
+            upstream,
+            listen=listen,
+            out=out,
+            name=name,
+            redact=not no_redact,
+            tls=ssl_context(upstream_cafile, insecure),
+        )
+    except BadUpstream as exc:
+        raise click.BadParameter(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {listen}: {exc.strerror or exc}") from None
 
 
 @cli.command()
@@ -81,6 +133,8 @@ def show(
         )
     except (NotARecording, UnsupportedFormat) as exc:
         raise click.ClickException(str(exc)) from None
+    except BrokenPipeError:
+        quiet_broken_pipe()
     except OSError as exc:
         raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
     except KeyboardInterrupt:
@@ -94,6 +148,13 @@ def demo(out: Path | None) -> None:
     from wiretap.demo.run import run_demo
 
     sys.exit(run_demo(out))
+
+
+def quiet_broken_pipe() -> None:
+    """The reader went away (``| head``): stop quietly, as other Unix tools do."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(0)
 
 
 def main() -> None:

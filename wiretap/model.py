@@ -45,6 +45,7 @@ class Kind(StrEnum):
     HTTP_RESPONSE = "http_response"
     HTTP_END = "http_end"
     REWRITE = "rewrite"
+    LISTEN = "listen"
 
 
 def utc_iso_ms(epoch: float) -> str:

@@ -49,6 +49,7 @@ def show(
     """Print the timeline; return how many events were shown. Raises NotARecording/OSError."""
     reader = _wait_for_header(path, follow_timeout) if follow else open_recording(path)
     with reader:
+        printer.where_column = reader.header.get("transport") != "stdio"
         # Following ends with the recording's end event, or with Ctrl-C if the tap never wrote one.
         lines = tail_lines(reader.file, stop=lambda: False) if follow else None
         shown = 0

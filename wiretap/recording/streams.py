@@ -90,6 +90,8 @@ class BodyStream:
         self._chunks = []
         if body.strip():
             yield message(t, self._base, body.rstrip(b"\r\n"), redact=self._redact)
+        elif "rest" in self._base:  # an A2A REST call is a message even without a body (GET /tasks/{id})
+            yield {"t": t, "kind": Kind.MESSAGE.value, **self._base, "size": len(body)}, None
 
 
 class SSEStream:

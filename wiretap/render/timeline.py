@@ -13,6 +13,16 @@ from wiretap.render.summarize import clip, summarize_error, summarize_request, s
 
 IN, OUT, LIFE, ERR = "IN", "OUT", "---", "ERR"
 _LANES = {Direction.C2S.value: IN, Direction.S2C.value: OUT}
+_SHOWN_REQUEST_HEADERS = (
+    "mcp-method",
+    "mcp-name",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "last-event-id",
+    "a2a-version",
+    "a2a-extensions",
+)
+_SHOWN_RESPONSE_HEADERS = ("content-type", "mcp-session-id")
 
 
 @dataclass
@@ -24,33 +34,58 @@ class Row:
     summary: str
     event: Event
     method: str | None = None
-    """The JSON-RPC method; for a response, the method of its request."""
+    """The JSON-RPC method (or A2A REST operation); for a response, that of its request."""
     id: Any = None
     latency: float | None = None
     error: bool = False
+
+    @property
+    def where(self) -> str:
+        """The HTTP exchange (x7) or connection (c3) the row belongs to; empty for stdio."""
+        if "ex" in self.event:
+            return f"x{self.event['ex']}"
+        return f"c{self.event['conn']}" if "conn" in self.event else ""
 
 
 def format_latency(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
+@dataclass
+class _Open:
+    method: str
+    t: float
+    ex: Any
+
+
 class Pairing:
-    """Remembers open requests per direction, so that responses can name their method and latency."""
+    """Open requests per direction, so that responses can name their method and latency.
+
+    Over HTTP a response travels in its request's exchange; when two clients use the same id,
+    the request from the response's own exchange wins.
+    """
 
     def __init__(self) -> None:
-        self._open: dict[tuple[str, str], tuple[str, float]] = {}
+        self._open: dict[tuple[str, str], list[_Open]] = {}
 
-    def request(self, direction: str, msg_id: Any, method: str, t: float) -> None:
-        self._open[(direction, json.dumps(msg_id))] = (method, t)
+    def request(self, direction: str, key: Any, method: str, t: float, ex: Any = None) -> None:
+        self._open.setdefault((direction, json.dumps(key)), []).append(_Open(method, t, ex))
 
-    def response(self, direction: str, msg_id: Any) -> tuple[str, float] | None:
+    def response(self, direction: str, key: Any, ex: Any = None) -> _Open | None:
         requester = Direction.S2C.value if direction == Direction.C2S.value else Direction.C2S.value
-        return self._open.pop((requester, json.dumps(msg_id)), None)
+        waiting = self._open.get((requester, json.dumps(key)))
+        if not waiting:
+            return None
+        match = next((w for w in waiting if ex is not None and w.ex == ex), waiting[0])
+        waiting.remove(match)
+        return match
 
 
 def _message_row(event: Event, pairing: Pairing) -> Row:
     lane = _LANES.get(event.get("dir", ""), "?")
     t = float(event["t"])
+    if "rest" in event:
+        return _rest_row(event, lane, t, pairing)
     if "msg" not in event:
         return _raw_row(event, lane)
     msg = event["msg"]
@@ -62,7 +97,7 @@ def _message_row(event: Event, pairing: Pairing) -> Row:
     msg_id = msg.get("id")
     if isinstance(method, str):
         if msg_id is not None:
-            pairing.request(event["dir"], msg_id, method, t)
+            pairing.request(event["dir"], msg_id, method, t, event.get("ex"))
         tag = f"#{msg_id} " if msg_id is not None else ""
         return Row(t, lane, method, tag + summarize_request(method, msg.get("params")), event, method, msg_id)
     return _response_row(event, msg, lane, t, pairing)
@@ -70,8 +105,8 @@ def _message_row(event: Event, pairing: Pairing) -> Row:
 
 def _response_row(event: Event, msg: dict[str, Any], lane: str, t: float, pairing: Pairing) -> Row:
     msg_id = msg.get("id")
-    paired = pairing.response(event["dir"], msg_id)
-    method, latency = (paired[0], t - paired[1]) if paired else (None, None)
+    paired = pairing.response(event["dir"], msg_id, event.get("ex"))
+    method, latency = (paired.method, t - paired.t) if paired else (None, None)
     is_error = "error" in msg
     took = format_latency(latency) if latency is not None else None
     if is_error:
@@ -82,6 +117,28 @@ def _response_row(event: Event, msg: dict[str, Any], lane: str, t: float, pairin
     return Row(t, lane, title, f"#{msg_id} {outcome}".rstrip(), event, method, msg_id, latency, is_error)
 
 
+def _rest_row(event: Event, lane: str, t: float, pairing: Pairing) -> Row:
+    rest = event["rest"]
+    operation = str(rest.get("operation", "REST"))
+    body = event.get("msg")
+    if event["dir"] == Direction.C2S.value:
+        pairing.request(event["dir"], ("rest", event.get("ex")), operation, t)
+        detail = summarize_request(operation, body) if isinstance(body, dict) else ""
+        return Row(
+            t, lane, operation, f"{rest.get('method')} {rest.get('path')} {detail}".rstrip(), event, operation
+        )
+    paired = pairing.response(event["dir"], ("rest", event.get("ex")))
+    latency = t - paired.t if paired else None
+    body = body if isinstance(body, dict) else {}
+    is_error = "error" in body
+    if is_error:
+        outcome = summarize_error(body["error"])
+    else:
+        outcome = summarize_result(operation, body.get("task", body))
+    took = f"{'error' if is_error else 'ok'} {format_latency(latency)} " if latency is not None else ""
+    return Row(t, lane, operation, f"{took}{outcome}".rstrip(), event, operation, None, latency, is_error)
+
+
 def _raw_row(event: Event, lane: str) -> Row:
     note = " (not UTF-8)" if "raw_base64" in event else ""
     text = str(event.get("raw", ""))
@@ -89,8 +146,49 @@ def _raw_row(event: Event, lane: str) -> Row:
     return Row(float(event["t"]), lane, "raw", summary, event)
 
 
+def _headers(event: Event, names: Iterable[str]) -> str:
+    headers = event.get("headers") or {}
+    return " ".join(f"{name}={headers[name]}" for name in names if name in headers)
+
+
+def _http_summary(event: Event) -> tuple[str, str] | None:
+    kind = event.get("kind")
+    if kind == Kind.CONNECTION:
+        if event.get("state") == "open":
+            return "connection", f"open from {event.get('peer')}"
+        return "connection", "closed" + (f": {event['error']}" if "error" in event else "")
+    if kind == Kind.HTTP_REQUEST:
+        query = f"?{event['query']}" if event.get("query") else ""
+        return (
+            "http",
+            f"{event.get('method')} {event.get('path')}{query} {_headers(event, _SHOWN_REQUEST_HEADERS)}",
+        )
+    if kind == Kind.HTTP_RESPONSE:
+        made = " (made by wiretap)" if event.get("generated") else ""
+        shown = _headers(event, _SHOWN_RESPONSE_HEADERS)
+        return "http", f"{event.get('status')} {event.get('reason', '')}{made} {shown}"
+    if kind == Kind.HTTP_END:
+        return (
+            "http end",
+            f"{event.get('outcome')} ({event.get('bytes_in')} bytes in, {event.get('bytes_out')} out)",
+        )
+    if kind == Kind.SSE:
+        fields = " ".join(f"{k}={event[k]}" for k in ("event", "id", "retry") if k in event)
+        return "sse", f"event without data {fields}".rstrip()
+    if kind == Kind.REWRITE:
+        moved = "; ".join(f"{c['field']} → {c['to']}" for c in event.get("changed", []))
+        alone = "; ".join(f"{c['field']} left alone ({c['url']})" for c in event.get("left_alone", []))
+        return "rewrite", f"{event.get('what')}: " + "; ".join(p for p in (moved, alone) if p)
+    if kind == Kind.LISTEN:
+        return "listen", f"{event.get('url')} → {event.get('upstream')}"
+    return None
+
+
 def _lifecycle_summary(event: Event) -> tuple[str, str]:
     kind = event.get("kind")
+    http = _http_summary(event)
+    if http is not None:
+        return http
     if kind == Kind.SPAWN:
         return "spawn", f"{shlex.join(map(str, event.get('argv', [])))} (pid {event.get('pid')})"
     if kind == Kind.SPAWN_FAILED:
@@ -99,6 +197,8 @@ def _lifecycle_summary(event: Event) -> tuple[str, str]:
         who = "client closed stdin" if event.get("dir") == Direction.C2S else "server closed stdout"
         return "eof", who
     if kind == Kind.SIGNAL:
+        if "forwarded" not in event:
+            return "signal", f"{event.get('signal')} received, stopping"
         how = "forwarded to the server" if event.get("forwarded") else "server already gone"
         return "signal", f"{event.get('signal')} received, {how}"
     if kind == Kind.EXIT:
@@ -121,7 +221,8 @@ def row_for(event: Event, pairing: Pairing) -> Row:
     if kind == Kind.STDERR:
         return Row(float(event["t"]), ERR, "stderr", str(event.get("text", "")), event)
     title, summary = _lifecycle_summary(event)
-    return Row(float(event["t"]), LIFE, title, summary, event, error=kind == Kind.ERROR)
+    failed = kind == Kind.ERROR or (kind == Kind.HTTP_RESPONSE and int(event.get("status", 0)) >= 500)
+    return Row(float(event["t"]), LIFE, title, summary.rstrip(), event, error=failed)
 
 
 def rows(events: Iterable[Event]) -> Iterator[Row]:

@@ -1,0 +1,352 @@
+"""The HTTP reverse proxy: streams requests and responses through, chunk by chunk, and reports to a recorder.
+
+Only this module touches sockets for HTTP. Every chunk is written to the other side first and
+handed to the recorder after; the recorder's thread does all parsing. The only bodies held back
+are an agent card (rewritten so that clients stay on the proxy) and the first event of a GET
+event stream (a 2024-11-05 ``endpoint`` event may need the same).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import ssl
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+import aiohttp
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+from yarl import URL
+
+from wiretap.http.a2a_rest import rest_operation
+from wiretap.http.headers import end_to_end, recorded_headers
+from wiretap.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
+from wiretap.model import Direction, Event, Kind
+from wiretap.recording.recorder import Recorder
+from wiretap.recording.streams import BodyStream, SSEStream
+from wiretap.sse import SSEDecoder
+
+_FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
+_FIRST_EVENT_LIMIT = 1 << 16
+
+
+@dataclass(frozen=True)
+class ProxyConfig:
+    upstream: str
+    """The upstream's base URL (scheme, host, port and the path clients start from)."""
+    ssl_context: ssl.SSLContext | bool | None = None
+    """For an https upstream: a context with extra CAs, False to skip verification, None for defaults."""
+
+
+class _TrackedServer(web.Server):
+    """aiohttp's low-level server, told about connections opening and closing."""
+
+    def __init__(self, proxy: HttpProxy, **kwargs: Any) -> None:
+        super().__init__(proxy.handle, handler_cancellation=True, **kwargs)
+        self._proxy = proxy
+
+    def connection_made(self, handler: RequestHandler, transport: asyncio.Transport) -> None:
+        super().connection_made(handler, transport)
+        self._proxy.connection_opened(handler, transport)
+
+    def connection_lost(self, handler: RequestHandler, exc: BaseException | None = None) -> None:
+        super().connection_lost(handler, exc)
+        self._proxy.connection_closed(handler, exc)
+
+
+def _text_pairs(raw: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, str]]:
+    return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw]
+
+
+def _event_stream(content_type: str) -> bool:
+    return content_type.split(";")[0].strip().lower() == "text/event-stream"
+
+
+class HttpProxy:
+    def __init__(self, config: ProxyConfig, recorder: Recorder, *, stderr: IO[str] | None = None) -> None:
+        self.config = config
+        self.recorder = recorder
+        self.proxy_url = ""
+        self._stderr = stderr or sys.stderr
+        upstream = URL(config.upstream)
+        self._origin = upstream.origin()
+        self._host_header = (upstream.raw_host or "") + (
+            "" if upstream.is_default_port() else f":{upstream.port}"
+        )
+        self._exchanges = itertools.count(1)
+        self._connection_ids = itertools.count(1)
+        self._connections: dict[RequestHandler, int] = {}
+        self._session: aiohttp.ClientSession | None = None
+        self._runner: web.ServerRunner | None = None
+
+    async def start(self, host: str, port: int) -> str:
+        """Listen, and return the URL clients should use."""
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(
+                limit=0, ssl=True if self.config.ssl_context is None else self.config.ssl_context
+            ),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=30),
+            auto_decompress=False,
+            skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
+        self._runner = web.ServerRunner(_TrackedServer(self), handle_signals=False, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, reuse_address=True)
+        await site.start()
+        server = site._server
+        assert isinstance(server, asyncio.base_events.Server)
+        bound_host, bound_port = server.sockets[0].getsockname()[:2]
+        shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+        upstream = URL(self.config.upstream)
+        self.proxy_url = (
+            f"http://{shown_host}:{bound_port}{upstream.raw_path_qs if upstream.raw_path != '/' else ''}"
+        )
+        return self.proxy_url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self._session is not None:
+            await self._session.close()
+
+    def connection_opened(self, handler: RequestHandler, transport: asyncio.Transport) -> None:
+        conn = self._connections[handler] = next(self._connection_ids)
+        peer = transport.get_extra_info("peername")
+        self.recorder.event(
+            Kind.CONNECTION, conn=conn, state="open", peer=f"{peer[0]}:{peer[1]}" if peer else None
+        )
+
+    def connection_closed(self, handler: RequestHandler, exc: BaseException | None) -> None:
+        conn = self._connections.pop(handler, None)
+        if conn is not None:
+            fields: Event = {"conn": conn, "state": "closed"}
+            if exc is not None:
+                fields["error"] = str(exc) or type(exc).__name__
+            self.recorder.event(Kind.CONNECTION, **fields)
+
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        exchange = _Exchange(self, request, next(self._exchanges))
+        return await exchange.run()
+
+    def warn(self, text: str) -> None:
+        print(f"wiretap: {text}", file=self._stderr, flush=True)
+
+
+class _Exchange:
+    """One request and its response."""
+
+    def __init__(self, proxy: HttpProxy, request: web.BaseRequest, ex: int) -> None:
+        self.proxy = proxy
+        self.recorder = proxy.recorder
+        self.request = request
+        self.ex = ex
+        self.conn = proxy._connections.get(request.protocol)
+        self.rest = rest_operation(request.method, request.rel_url.path)
+        self.outcome = "complete"
+        self.bytes_in = 0
+        self.bytes_out = 0
+        self._request_recorded = False
+
+    def _base(self, direction: Direction) -> Event:
+        base: Event = {"dir": direction.value, "ex": self.ex}
+        if self.rest is not None:
+            operation, task_id = self.rest
+            base["rest"] = {
+                "operation": operation,
+                "method": self.request.method,
+                "path": self.request.rel_url.path,
+            }
+            if task_id is not None:
+                base["rest"]["taskId"] = task_id
+        return base
+
+    async def run(self) -> web.StreamResponse:
+        request, redact = self.request, self.recorder.redact
+        self.recorder.event(
+            Kind.HTTP_REQUEST,
+            ex=self.ex,
+            conn=self.conn,
+            method=request.method,
+            path=request.rel_url.path,
+            query=request.rel_url.raw_query_string or None,
+            version=f"{request.version.major}.{request.version.minor}",
+            headers=recorded_headers(_text_pairs(request.raw_headers), redact=redact),
+        )
+        self.recorder.open((self.ex, Direction.C2S), BodyStream(self._base(Direction.C2S), redact=redact))
+        try:
+            return await self._forward()
+        except asyncio.CancelledError:
+            self.outcome = "client_disconnected"
+            raise
+        except (ConnectionResetError, aiohttp.ClientConnectionResetError):
+            self.outcome = "client_disconnected"
+            raise
+        finally:
+            self._request_done()
+            self.recorder.event(
+                Kind.HTTP_END,
+                ex=self.ex,
+                outcome=self.outcome,
+                bytes_in=self.bytes_in,
+                bytes_out=self.bytes_out,
+            )
+
+    async def _request_body(self) -> AsyncIterator[bytes]:
+        async for chunk in self.request.content.iter_any():
+            yield chunk
+            self.bytes_in += len(chunk)
+            self.recorder.data((self.ex, Direction.C2S), chunk)
+        self._request_done()
+
+    def _request_done(self) -> None:
+        if not self._request_recorded:
+            self._request_recorded = True
+            self.recorder.closed((self.ex, Direction.C2S))
+
+    async def _forward(self) -> web.StreamResponse:
+        request, proxy = self.request, self.proxy
+        assert proxy._session is not None
+        headers = end_to_end(_text_pairs(request.raw_headers), request.headers.get("Connection"))
+        headers["Host"] = proxy._host_header
+        url = proxy._origin.join(request.rel_url)
+        if not request.body_exists:
+            self._request_done()
+        try:
+            upstream = await proxy._session.request(
+                request.method,
+                url,
+                headers=headers,
+                data=self._request_body() if request.body_exists else None,
+                allow_redirects=False,
+                compress=False,
+            )
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            return await self._bad_gateway(exc)
+        async with upstream:
+            return await self._respond(upstream)
+
+    async def _bad_gateway(self, exc: BaseException) -> web.StreamResponse:
+        reason = str(exc) or type(exc).__name__
+        text = f"wiretap: cannot reach upstream {self.proxy.config.upstream}: {reason}"
+        self.outcome = "upstream_error"
+        self.proxy.warn(f"{self.request.method} {self.request.rel_url}: cannot reach upstream: {reason}")
+        self.recorder.event(Kind.ERROR, ex=self.ex, error="upstream_unreachable", message=reason)
+        self.recorder.event(
+            Kind.HTTP_RESPONSE, ex=self.ex, status=502, reason="Bad Gateway", generated=True, headers={}
+        )
+        return web.Response(status=502, text=text + "\n")
+
+    async def _respond(self, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+        request, redact = self.request, self.recorder.redact
+        headers = end_to_end(_text_pairs(upstream.raw_headers), upstream.headers.get("Connection"))
+        content_type = upstream.headers.get("Content-Type", "")
+        self.recorder.event(
+            Kind.HTTP_RESPONSE,
+            ex=self.ex,
+            status=upstream.status,
+            reason=upstream.reason,
+            headers=recorded_headers(_text_pairs(upstream.raw_headers), redact=redact),
+        )
+        sse = _event_stream(content_type)
+        stream = SSEStream if sse else BodyStream
+        self.recorder.open((self.ex, Direction.S2C), stream(self._base(Direction.S2C), redact=redact))
+        response = web.StreamResponse(status=upstream.status, reason=upstream.reason, headers=headers)
+        try:
+            if request.rel_url.path in CARD_PATHS and upstream.status == 200 and "json" in content_type:
+                await self._send_card(response, upstream)
+            else:
+                await self._stream(response, upstream, hold_first_event=sse and request.method == "GET")
+        except (
+            aiohttp.ClientPayloadError,
+            aiohttp.ServerDisconnectedError,
+            aiohttp.ClientConnectionError,
+        ) as exc:
+            self._upstream_broke(exc)
+        finally:
+            self.recorder.closed((self.ex, Direction.S2C))
+        return response
+
+    def _upstream_broke(self, exc: BaseException) -> None:
+        self.outcome = "upstream_closed"
+        self.recorder.event(
+            Kind.ERROR, ex=self.ex, error="upstream_closed", message=str(exc) or type(exc).__name__
+        )
+        # The client must see a broken response too: close its connection instead of ending cleanly.
+        if self.request.transport is not None:
+            self.request.transport.close()
+
+    async def _write(self, response: web.StreamResponse, chunk: bytes) -> None:
+        await response.write(chunk)
+        self.bytes_out += len(chunk)
+        self.recorder.data((self.ex, Direction.S2C), chunk)
+
+    async def _stream(
+        self, response: web.StreamResponse, upstream: aiohttp.ClientResponse, *, hold_first_event: bool
+    ) -> None:
+        await response.prepare(self.request)
+        chunks = upstream.content.iter_any()
+        if hold_first_event:
+            first = await self._first_event(chunks)
+            if first:
+                await self._write(response, first)
+        async for chunk in chunks:
+            await self._write(response, chunk)
+        await response.write_eof()
+
+    async def _first_event(self, chunks: AsyncIterator[bytes]) -> bytes:
+        held = b""
+        async for chunk in chunks:
+            held += chunk
+            if any(end in held for end in _FIRST_EVENT_END) or len(held) > _FIRST_EVENT_LIMIT:
+                break
+        return self._rewrite_endpoint(held)
+
+    def _rewrite_endpoint(self, held: bytes) -> bytes:
+        decoder = SSEDecoder()
+        events = decoder.feed(held)
+        if not events or events[0].event != "endpoint" or events[0].data is None:
+            return held
+        old = events[0].data.decode("utf-8", errors="replace")
+        new = rewrite_endpoint(old, self.proxy.config.upstream, self.proxy.proxy_url)
+        if new is None:
+            if "://" in old:
+                self._record_rewrite("sse_endpoint", [], [{"field": "endpoint", "url": old}])
+            return held
+        self._record_rewrite("sse_endpoint", [{"field": "endpoint", "from": old, "to": new}], [])
+        return held.replace(old.encode(), new.encode(), 1)
+
+    async def _send_card(self, response: web.StreamResponse, upstream: aiohttp.ClientResponse) -> None:
+        body = await upstream.read()
+        try:
+            card = json.loads(body)
+        except ValueError:
+            card = None
+        if isinstance(card, dict):
+            log = rewrite_card(card, self.proxy.config.upstream, self.proxy.proxy_url)
+            if log.changed:
+                body = json.dumps(card, ensure_ascii=False).encode()
+            self._record_rewrite("agent_card", log.changed, log.left_alone)
+        response.content_length = len(body)
+        await response.prepare(self.request)
+        await self._write(response, body)
+        await response.write_eof()
+
+    def _record_rewrite(
+        self, what: str, changed: list[dict[str, str]], left_alone: list[dict[str, str]]
+    ) -> None:
+        self.recorder.event(Kind.REWRITE, ex=self.ex, what=what, changed=changed, left_alone=left_alone)
+        for item in left_alone:
+            self.proxy.warn(
+                f"{what}: {item['field']} points at another host ({item['url']}); left alone, not proxied"
+            )
+
+
+async def serve_forever() -> None:
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.Event().wait()
