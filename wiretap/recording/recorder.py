@@ -1,7 +1,7 @@
 """The recorder: transports hand it stamped bytes, and a thread of its own turns them into events.
 
-Transports call ``data()`` after they have forwarded the bytes, so the forwarding path pays for
-one clock read and one queue put; framing, parsing, redaction and disk writes happen here.
+Transports call ``data()`` as bytes pass, so the forwarding path pays for one clock read and one
+queue put; framing, parsing, redaction and disk writes happen on the recorder's thread.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class Recorder:
         self._queue.put((0.0, _OPEN, (key, stream)))
 
     def data(self, key: Hashable, chunk: bytes) -> None:
-        """Bytes that were just forwarded on stream ``key``."""
+        """Bytes passing on stream ``key``, stamped now."""
         with self._lock:
             self._queue.put((time.monotonic() - self._start, key, chunk))
 

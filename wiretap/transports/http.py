@@ -1,7 +1,7 @@
 """The HTTP reverse proxy: streams requests and responses through, chunk by chunk, and reports to a recorder.
 
-Only this module touches sockets for HTTP. Every chunk is written to the other side first and
-handed to the recorder after; the recorder's thread does all parsing. The only bodies held back
+Only this module touches sockets for HTTP. Every chunk is stamped and queued for the recorder as
+it passes (the recorder's thread does all parsing) and written on at once. The only bodies held back
 are an agent card (rewritten so that clients stay on the proxy) and the first event of a GET
 event stream (a 2024-11-05 ``endpoint`` event may need the same).
 """
@@ -198,10 +198,14 @@ class _Exchange:
             )
 
     async def _request_body(self) -> AsyncIterator[bytes]:
+        # Recorded before it is passed on, so that no part of the answer can be recorded before it.
+        expected = self.request.content_length
         async for chunk in self.request.content.iter_any():
-            yield chunk
             self.bytes_in += len(chunk)
             self.recorder.data((self.ex, Direction.C2S), chunk)
+            if expected is not None and self.bytes_in >= expected:
+                self._request_done()
+            yield chunk
         self._request_done()
 
     def _request_done(self) -> None:
@@ -282,9 +286,9 @@ class _Exchange:
             self.request.transport.close()
 
     async def _write(self, response: web.StreamResponse, chunk: bytes) -> None:
-        await response.write(chunk)
         self.bytes_out += len(chunk)
         self.recorder.data((self.ex, Direction.S2C), chunk)
+        await response.write(chunk)
 
     async def _stream(
         self, response: web.StreamResponse, upstream: aiohttp.ClientResponse, *, hold_first_event: bool

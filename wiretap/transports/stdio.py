@@ -1,7 +1,8 @@
 """The stdio tap: relays a client's pipes to a server process byte for byte, and reports to a recorder.
 
-One thread per stream does blocking ``read`` → ``write`` → ``recorder.data``: the bytes go out
-before anything else happens to them, and nothing ever waits for a line to be complete.
+One thread per stream does blocking ``read`` → ``recorder.data`` (a clock read and a queue put) →
+``write``: all framing, parsing and disk work happens on the recorder's thread, and nothing ever
+waits for a line to be complete.
 """
 
 from __future__ import annotations
@@ -73,13 +74,15 @@ def pump(src: int, dst: int | None, stream: str, recorder: Recorder, on_dst_lost
             data = b""
         if not data:
             break
+        # Stamp and queue before writing (a clock read and a queue put; the recorder's thread does
+        # the rest): the peer's answer to these bytes can then never be recorded before them.
+        data_seen(stream, data)
         if dst is not None:
             try:
                 _write_all(dst, data)
             except OSError:
                 dst = None
                 on_dst_lost()
-        data_seen(stream, data)
     recorder.closed(stream)
 
 
