@@ -152,6 +152,7 @@ class _Exchange:
         self.bytes_in = 0
         self.bytes_out = 0
         self._request_recorded = False
+        self.response: web.StreamResponse | None = None
 
     def _base(self, direction: Direction) -> Event:
         base: Event = {"dir": direction.value, "ex": self.ex}
@@ -184,9 +185,9 @@ class _Exchange:
         except asyncio.CancelledError:
             self.outcome = "client_disconnected"
             raise
-        except (ConnectionResetError, aiohttp.ClientConnectionResetError):
+        except ConnectionResetError:  # the client left while we wrote to it
             self.outcome = "client_disconnected"
-            raise
+            return self.response or web.Response(status=499)
         finally:
             self._request_done()
             self.recorder.event(
@@ -236,6 +237,8 @@ class _Exchange:
             return await self._respond(upstream)
 
     async def _bad_gateway(self, exc: BaseException) -> web.StreamResponse:
+        async for _ in self._request_body():  # never sent, but the client did send it: record it
+            pass
         reason = str(exc) or type(exc).__name__
         text = f"wiretap: cannot reach upstream {self.proxy.config.upstream}: {reason}"
         self.outcome = "upstream_error"
@@ -260,7 +263,9 @@ class _Exchange:
         sse = _event_stream(content_type)
         stream = SSEStream if sse else BodyStream
         self.recorder.open((self.ex, Direction.S2C), stream(self._base(Direction.S2C), redact=redact))
-        response = web.StreamResponse(status=upstream.status, reason=upstream.reason, headers=headers)
+        response = self.response = web.StreamResponse(
+            status=upstream.status, reason=upstream.reason, headers=headers
+        )
         try:
             if request.rel_url.path in CARD_PATHS and upstream.status == 200 and "json" in content_type:
                 await self._send_card(response, upstream)

@@ -1,0 +1,282 @@
+"""``wiretap proxy`` against a scenario upstream with known behaviour: real sockets, real processes."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from proxyrun import running_proxy
+from scenarios.http_upstream import Upstream
+
+
+@pytest.fixture
+def upstream() -> Any:
+    with Upstream() as up:
+        yield up
+
+
+def post(url: str, body: Any, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data=data, method="POST", headers={"Content-Type": "application/json", **(headers or {})}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, dict(error.headers), error.read()
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, error.read()
+
+
+def test_it_prints_a_loopback_url_that_keeps_the_upstream_path(upstream: Upstream, tmp_path: Path) -> None:
+    with running_proxy(f"{upstream.url}/mcp", tmp_path / "rec.jsonl") as proxy:
+        parts = urlsplit(proxy.url)
+        assert parts.scheme == "http" and parts.hostname == "127.0.0.1" and parts.path == "/mcp"
+        assert parts.port not in (None, urlsplit(upstream.url).port)
+
+
+def test_mcp_headers_and_status_codes_pass_both_ways(upstream: Upstream, tmp_path: Path) -> None:
+    mcp_headers = {
+        "Mcp-Session-Id": "sess-1",
+        "MCP-Protocol-Version": "2025-11-25",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "build",
+        "Last-Event-ID": "e7",
+        "A2A-Version": "1.0",
+        "A2A-Extensions": "urn:x",
+    }
+    with running_proxy(f"{upstream.url}/mcp", tmp_path / "rec.jsonl") as proxy:
+        statuses = {}
+        for status in (200, 202, 400, 404, 409):
+            code, headers, _ = post(
+                proxy.url,
+                {"jsonrpc": "2.0", "id": status, "method": "tools/call"},
+                {**mcp_headers, "X-Want-Status": str(status)},
+            )
+            statuses[status] = code
+            assert headers["Mcp-Session-Id"] == "sess-1"
+        assert get(proxy.url)[0] == 405
+        delete = urllib.request.Request(proxy.url, method="DELETE", headers={"Mcp-Session-Id": "sess-1"})
+        with urllib.request.urlopen(delete, timeout=10) as response:
+            assert response.status == 204
+    assert statuses == {200: 200, 202: 202, 400: 400, 404: 404, 409: 409}
+    arrived = upstream.seen[0]["headers"]
+    for name, value in mcp_headers.items():
+        assert arrived[name] == value
+    assert upstream.seen[-1]["method"] == "DELETE"
+    assert [e["status"] for e in proxy.of_kind("http_response")] == [200, 202, 400, 404, 409, 405, 204]
+
+
+def test_an_sse_event_reaches_the_client_before_the_next_is_sent(upstream: Upstream, tmp_path: Path) -> None:
+    with running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy:
+        parts = urlsplit(proxy.url)
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        connection.request("GET", "/sse-two-events", headers={"Accept": "text/event-stream"})
+        response = connection.getresponse()
+        first_line = response.readline()
+        first_seen = time.monotonic()
+        rest = response.read()
+        connection.close()
+    assert first_line == b"event: message\r\n"
+    assert first_seen < upstream.sent_at["second"] - 0.5, "the first event waited for the second"
+    assert b'"second"' in rest
+    sse = [e["sse"] for e in proxy.messages("s2c")]
+    assert sse == [{"event": "message", "id": "e1"}, {"event": "message", "id": "e2"}]
+    assert [e["msg"]["method"] for e in proxy.messages("s2c")] == ["first", "second"]
+
+
+def test_a_client_leaving_mid_stream_is_passed_on_and_recorded(upstream: Upstream, tmp_path: Path) -> None:
+    with running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy:
+        parts = urlsplit(proxy.url)
+        with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+            sock.sendall(b"GET /sse-forever HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+            received = b""
+            while b"tick" not in received:
+                received += sock.recv(4096)
+        assert upstream.disconnected.wait(10), "the upstream never learned that the client left"
+    (end,) = proxy.of_kind("http_end")
+    assert end["outcome"] == "client_disconnected"
+    assert proxy.messages("s2c")[0]["msg"]["params"] == {"n": 0}
+
+
+def test_an_upstream_closing_mid_body_breaks_the_clients_response_too(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    with running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy:
+        parts = urlsplit(proxy.url)
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        connection.request("GET", "/cut-short")
+        response = connection.getresponse()
+        with pytest.raises(http.client.IncompleteRead):
+            response.read()
+        connection.close()
+    assert proxy.of_kind("http_end")[0]["outcome"] == "upstream_closed"
+    assert [e["error"] for e in proxy.of_kind("error")] == ["upstream_closed"]
+
+
+def test_an_upstream_that_is_down_gets_a_502_a_record_and_a_line(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    with running_proxy(dead, tmp_path / "rec.jsonl") as proxy:
+        status, _, body = post(proxy.url, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert status == 502
+    assert body.decode().startswith(f"wiretap: cannot reach upstream {dead}: ")
+    assert "cannot reach upstream" in proxy.stderr
+    assert proxy.of_kind("http_response")[0]["generated"] is True
+    assert proxy.of_kind("error")[0]["error"] == "upstream_unreachable"
+    assert proxy.messages("c2s")[0]["msg"]["method"] == "ping"
+
+
+def test_agent_cards_are_pointed_at_the_proxy_and_foreign_hosts_left_alone_with_a_warning(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    with running_proxy(f"{upstream.url}/a2a", tmp_path / "rec.jsonl") as proxy:
+        origin = proxy.url.removesuffix("/a2a")
+        status, body = get(f"{origin}/.well-known/agent-card.json")
+        _, old = get(f"{origin}/.well-known/agent.json")
+    card = json.loads(body)
+    assert status == 200
+    assert card["supportedInterfaces"][0]["url"] == f"{origin}/a2a"
+    assert card["supportedInterfaces"][1]["url"] == "http://other.example:9/a2a"
+    assert card["url"] == f"{origin}/a2a"
+    assert card["additionalInterfaces"][0]["url"] == f"{origin}/a2a/jsonrpc"
+    assert json.loads(old)["url"] == f"{origin}/a2a"
+    card_rewrite, old_rewrite = proxy.of_kind("rewrite")
+    assert [c["field"] for c in card_rewrite["changed"]] == [
+        "url",
+        "supportedInterfaces[0].url",
+        "additionalInterfaces[0].url",
+    ]
+    assert card_rewrite["left_alone"] == [
+        {"field": "supportedInterfaces[1].url", "url": "http://other.example:9/a2a"}
+    ]
+    assert old_rewrite["changed"][0]["from"] == f"{upstream.url}/a2a"
+    assert "left alone" in proxy.stderr
+
+
+def test_a_legacy_sse_endpoint_on_the_upstream_is_pointed_at_the_proxy(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    with running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy:
+        _, absolute = get(f"{proxy.url}/legacy/sse", {"Accept": "text/event-stream"})
+        _, relative = get(f"{proxy.url}/legacy/sse-relative", {"Accept": "text/event-stream"})
+    assert absolute.startswith(
+        f"event: endpoint\ndata: {proxy.url}/legacy/messages?sessionId=s1\n\n".encode()
+    )
+    assert relative.startswith(b"event: endpoint\ndata: /legacy/messages?sessionId=s2\n\n")
+    assert b'"hello"' in absolute and b'"hello"' in relative
+    (rewrite,) = proxy.of_kind("rewrite")
+    assert rewrite["what"] == "sse_endpoint" and rewrite["changed"][0]["to"].startswith(proxy.url)
+
+
+def test_a2a_rest_calls_are_messages_with_their_operation(upstream: Upstream, tmp_path: Path) -> None:
+    with running_proxy(f"{upstream.url}/a2a", tmp_path / "rec.jsonl") as proxy:
+        message = {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}
+        status, _, body = post(f"{proxy.url}/message:send", message, {"A2A-Version": "1.0"})
+        assert status == 200 and json.loads(body)["task"]["id"] == "task-1"
+        assert get(f"{proxy.url}/tasks/task-1")[0] == 200
+    send, send_reply, poll, poll_reply = proxy.messages()
+    assert send["rest"] == {"operation": "SendMessage", "method": "POST", "path": "/a2a/message:send"}
+    assert send["msg"] == message and send_reply["msg"]["task"]["id"] == "task-1"
+    assert poll["rest"]["operation"] == "GetTask" and poll["rest"]["taskId"] == "task-1" and "msg" not in poll
+    assert poll_reply["msg"]["status"]["state"] == "TASK_STATE_WORKING"
+
+
+def test_large_bodies_stream_through_byte_for_byte(upstream: Upstream, tmp_path: Path) -> None:
+    blob = bytes(range(256)) * (40 * 1024)
+    with running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy:
+        request = urllib.request.Request(f"{proxy.url}/echo-body", data=blob, method="POST")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.read() == blob
+    assert [e["bytes_in"] for e in proxy.of_kind("http_end")] == [len(blob)]
+
+
+def test_concurrent_exchanges_are_told_apart(upstream: Upstream, tmp_path: Path) -> None:
+    with running_proxy(f"{upstream.url}/mcp", tmp_path / "rec.jsonl") as proxy:
+        results: list[bytes] = []
+
+        def call(n: int) -> None:
+            results.append(post(proxy.url, {"jsonrpc": "2.0", "id": n, "method": f"m{n}"})[2])
+
+        threads = [threading.Thread(target=call, args=(n,)) for n in range(40)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    assert len(results) == 40
+    by_exchange: dict[int, list[Any]] = {}
+    for event in proxy.messages():
+        by_exchange.setdefault(event["ex"], []).append(event["msg"])
+    assert len(by_exchange) == 40
+    for request, response in by_exchange.values():
+        assert request["id"] == response["id"] and response["result"]["method"] == request["method"]
+
+
+def test_credentials_in_headers_are_redacted_in_the_recording_only(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    secret = {"Authorization": "Bearer abcdefghijklmnop", "Cookie": "sid=42", "X-Api-Key": "k-123"}
+    with running_proxy(f"{upstream.url}/mcp", tmp_path / "rec.jsonl") as proxy:
+        post(proxy.url, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, secret)
+    for name, value in secret.items():
+        assert upstream.seen[0]["headers"][name] == value
+    recorded = proxy.of_kind("http_request")[0]["headers"]
+    assert recorded["authorization"] == recorded["cookie"] == recorded["x-api-key"] == "[redacted]"
+    assert "abcdefghijklmnop" not in (tmp_path / "rec.jsonl").read_text()
+
+
+def test_an_https_upstream_works_with_a_trusted_ca(tmp_path: Path) -> None:
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    server_context = __import__("ssl").create_default_context(__import__("ssl").Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server_context)
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    with Upstream(ssl_context=server_context) as secure:
+        with running_proxy(
+            f"{secure.url}/mcp", tmp_path / "a.jsonl", "--upstream-cafile", str(ca_file)
+        ) as proxy:
+            status, _, body = post(proxy.url, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert proxy.url.startswith("http://127.0.0.1:")
+        assert status == 200 and json.loads(body)["result"] == {"method": "ping"}
+        with running_proxy(f"{secure.url}/mcp", tmp_path / "b.jsonl") as untrusting:
+            status, _, body = post(untrusting.url, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert status == 502 and b"certificate" in body.lower()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--upstream", "ftp://x"], "must be an http:// or https:// URL"),
+        (["--upstream", "http://127.0.0.1:1", "--listen", "nope"], "--listen must be HOST:PORT"),
+        (["--bogus"], "No such option"),
+    ],
+)
+def test_bad_arguments_get_one_clear_line_and_exit_2(args: list[str], message: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "wiretap", "proxy", *args], capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
