@@ -23,3 +23,11 @@ def claude_code_bin() -> Path:
     import peers
 
     return peers.claude_code()
+
+
+@pytest.fixture(scope="session")
+def mcp_sdk_python() -> Path:
+    """The python of a venv holding the real MCP Python SDK 2.3.0 (PEERS.md), built on first use."""
+    import peers
+
+    return peers.mcp_sdk()

@@ -1,0 +1,153 @@
+"""Running the real Claude Code offline, in print mode, against a fake Messages API (PEERS.md).
+
+``offline_env`` builds a throwaway home, ``write_mcp_config`` the ``--mcp-config`` file, and
+``run_claude`` runs one prompt with a bounded timeout and returns the parsed stream-json output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+Json = dict[str, Any]
+API_KEY = "sk-ant-fake-wiretap-0123456789abcdefghij"
+OFFLINE = {
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_BUG_COMMAND": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    # Otherwise MCP tools hide behind a search tool and are never offered to the model.
+    "ENABLE_TOOL_SEARCH": "false",
+}
+# Settings from the developer's own environment that would change what Claude Code does.
+_DROPPED_PREFIXES = ("ANTHROPIC_", "CLAUDE", "AWS_", "GOOGLE_", "VERTEX_", "OTEL_", "MCP_")
+
+
+def offline_env(root: Path, api_url: str) -> dict[str, str]:
+    """Environment for an offline Claude Code with its home and config under ``root``."""
+    home, config = root / "home", root / "home" / ".claude"
+    config.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROPPED_PREFIXES)}
+    return (
+        env
+        | OFFLINE
+        | {
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(config),
+            "ANTHROPIC_BASE_URL": api_url,
+            "ANTHROPIC_API_KEY": API_KEY,
+        }
+    )
+
+
+def stdio_server(command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None) -> Json:
+    """One ``mcpServers`` entry for a stdio server."""
+    entry: Json = {"type": "stdio", "command": command, "args": list(args)}
+    if env:
+        entry["env"] = dict(env)
+    return entry
+
+
+def write_mcp_config(path: Path, servers: Mapping[str, Json]) -> Path:
+    path.write_text(json.dumps({"mcpServers": dict(servers)}, indent=2))
+    return path
+
+
+@dataclass
+class ClaudeRun:
+    """What one ``claude -p`` run printed: its stream-json events, stderr and exit status."""
+
+    argv: list[str]
+    returncode: int
+    events: list[Json]
+    stdout: str
+    stderr: str
+
+    def of_type(self, kind: str, subtype: str | None = None) -> list[Json]:
+        return [
+            e
+            for e in self.events
+            if e.get("type") == kind and (subtype is None or e.get("subtype") == subtype)
+        ]
+
+    @property
+    def init(self) -> Json:
+        return self.of_type("system", "init")[0]
+
+    @property
+    def result(self) -> Json:
+        return self.of_type("result")[-1]
+
+    @property
+    def result_text(self) -> str:
+        return str(self.result.get("result"))
+
+    def mcp_status(self, server: str) -> str | None:
+        return next(
+            (s.get("status") for s in self.init.get("mcp_servers", []) if s.get("name") == server), None
+        )
+
+    def describe(self) -> str:
+        return (
+            f"claude exited {self.returncode}\nstdout:\n{self.stdout[-4000:]}\nstderr:\n{self.stderr[-4000:]}"
+        )
+
+
+def parse_stream_json(text: str) -> list[Json]:
+    events = []
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError):
+            event = json.loads(line)
+            if isinstance(event, dict):
+                events.append(event)
+    return events
+
+
+def run_claude(
+    binary: Path,
+    prompt: str,
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    mcp_config: Path,
+    allowed_tools: Sequence[str],
+    timeout: float = 120,
+    extra_args: Sequence[str] = (),
+) -> ClaudeRun:
+    """``claude -p PROMPT`` with only ``mcp_config``'s servers; its whole process group dies on timeout."""
+    argv = [
+        str(binary), "-p", prompt,
+        "--mcp-config", str(mcp_config), "--strict-mcp-config",
+        "--allowedTools", ",".join(allowed_tools),
+        "--output-format", "stream-json", "--verbose",
+        "--no-session-persistence",
+        *extra_args,
+    ]  # fmt: skip
+    with subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            raise TimeoutError(
+                f"claude did not finish in {timeout}s\nstdout:\n{stdout}\nstderr:\n{stderr}"
+            ) from None
+    return ClaudeRun(argv, proc.returncode, parse_stream_json(stdout), stdout, stderr)
