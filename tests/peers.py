@@ -22,7 +22,10 @@ MCP_SDK = ["mcp[cli]==2.3.0"]
 MCP_SDK_TASKS = ["mcp[cli]==1.30.0"]
 FASTMCP_TASKS = ["fastmcp==4.1.4", "fastmcp-tasks==4.1.4"]
 MCP_REC = ["mcp-rec==0.1.1"]
+A2A_SDK = ["a2a-sdk[http-server]==1.3.0", "uvicorn"]
+MITMPROXY = ["mitmproxy==11.0.2"]
 CLAUDE_CODE = ["@anthropic-ai/claude-code@2.1.332"]
+SERVER_EVERYTHING = ["@modelcontextprotocol/server-everything@2026.8.31"]
 
 
 @contextmanager
@@ -75,6 +78,30 @@ def mcp_rec() -> Path:
     return python_peer("mcp-rec-0.1.1", MCP_REC)
 
 
+def mcp_sdk_tasks() -> Path:
+    """MCP Python SDK 1.30.0: the 2025-11-25 core tasks."""
+    return python_peer("mcp-sdk-1.30.0", MCP_SDK_TASKS)
+
+
+def fastmcp_tasks() -> Path:
+    """fastmcp 4.1.4 with fastmcp-tasks: the 2026-07-28 tasks extension."""
+    return python_peer("fastmcp-tasks-4.1.4", FASTMCP_TASKS)
+
+
+def a2a_sdk() -> Path:
+    return python_peer("a2a-sdk-1.3.0", A2A_SDK)
+
+
+def mitmproxy() -> Path:
+    """The mitmdump executable, for the proxy benchmark."""
+    return python_peer("mitmproxy-11.0.2", MITMPROXY).parent / "mitmdump"
+
+
+def server_everything() -> Path:
+    """The reference "everything" server's executable (npm)."""
+    return npm_peer("server-everything-2026.8.31", SERVER_EVERYTHING) / ".bin" / "mcp-server-everything"
+
+
 def claude_code() -> Path:
     """The native Claude Code binary (npm does not run its postinstall here, and need not)."""
     modules = npm_peer("claude-code-2.1.332", CLAUDE_CODE)
@@ -82,5 +109,14 @@ def claude_code() -> Path:
 
 
 if __name__ == "__main__":
-    for build in (mcp_sdk, mcp_rec, claude_code):
+    for build in (
+        mcp_sdk,
+        mcp_rec,
+        claude_code,
+        mcp_sdk_tasks,
+        fastmcp_tasks,
+        a2a_sdk,
+        mitmproxy,
+        server_everything,
+    ):
         print(build())
