@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import socket
@@ -280,3 +281,19 @@ def test_bad_arguments_get_one_clear_line_and_exit_2(args: list[str], message: s
     )
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_gzipped_response_passes_compressed_and_is_recorded_readable(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    with running_proxy(f"{upstream.url}/mcp", tmp_path / "rec.jsonl") as proxy:
+        request = urllib.request.Request(
+            proxy.url,
+            data=b'{"jsonrpc":"2.0","id":7,"method":"ping"}',
+            method="POST",
+            headers={"Content-Type": "application/json", "Accept-Encoding": "gzip", "X-Want-Gzip": "1"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.headers["Content-Encoding"] == "gzip"
+            assert json.loads(gzip.decompress(response.read()))["id"] == 7
+    assert proxy.messages("s2c")[0]["msg"] == {"jsonrpc": "2.0", "id": 7, "result": {"method": "ping"}}

@@ -4,6 +4,7 @@ REST, a legacy HTTP+SSE endpoint, and ways to break. Runs on its own thread and 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import ssl
 import threading
@@ -75,6 +76,14 @@ class Upstream:
         if status == 202:
             return web.Response(status=202, headers=headers)
         reply = {"jsonrpc": "2.0", "id": body.get("id"), "result": {"method": body.get("method")}}
+        if request.headers.get("X-Want-Gzip"):
+            headers["Content-Encoding"] = "gzip"
+            return web.Response(
+                body=gzip.compress(json.dumps(reply).encode()),
+                status=status,
+                headers=headers,
+                content_type="application/json",
+            )
         return web.json_response(reply, status=status, headers=headers)
 
     async def two_events(self, request: web.Request) -> web.StreamResponse:

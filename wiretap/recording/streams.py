@@ -6,6 +6,7 @@ Streams live on the recorder's thread only.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -73,16 +74,38 @@ class StderrStream:
             yield self._event(t, last)
 
 
+class Decompressor:
+    """Undoes a gzip or deflate Content-Encoding on the recorder's copy; the traffic stays as sent."""
+
+    def __init__(self, encoding: str | None) -> None:
+        encoding = (encoding or "").strip().lower()
+        wbits = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}.get(
+            encoding
+        )
+        self._zlib = zlib.decompressobj(wbits) if wbits is not None else None
+        self.failed = False
+
+    def __call__(self, chunk: bytes) -> bytes:
+        if self._zlib is None or self.failed:
+            return chunk
+        try:
+            return self._zlib.decompress(chunk)
+        except zlib.error:
+            self.failed = True
+            return b""
+
+
 class BodyStream:
     """An HTTP body that is one message (a JSON-RPC POST, a JSON response, an A2A REST body)."""
 
-    def __init__(self, base: Event, *, redact: bool) -> None:
+    def __init__(self, base: Event, *, redact: bool, encoding: str | None = None) -> None:
         self._base = base
         self._chunks: list[bytes] = []
         self._redact = redact
+        self._decompress = Decompressor(encoding)
 
     def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
-        self._chunks.append(chunk)
+        self._chunks.append(self._decompress(chunk))
         return iter(())
 
     def close(self, t: float) -> Iterator[Recorded]:
@@ -97,10 +120,11 @@ class BodyStream:
 class SSEStream:
     """A ``text/event-stream`` body: each event with data is a message; the rest is kept as ``sse``."""
 
-    def __init__(self, base: Event, *, redact: bool) -> None:
+    def __init__(self, base: Event, *, redact: bool, encoding: str | None = None) -> None:
         self._base = base
         self._decoder = SSEDecoder()
         self._redact = redact
+        self._decompress = Decompressor(encoding)
 
     def _recorded(self, t: float, event: SSEEvent) -> Recorded:
         sse = {
@@ -115,7 +139,7 @@ class SSEStream:
         return {"t": t, "kind": Kind.SSE.value, **self._base, **sse}, None
 
     def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
-        for event in self._decoder.feed(chunk):
+        for event in self._decoder.feed(self._decompress(chunk)):
             yield self._recorded(t, event)
 
     def close(self, t: float) -> Iterator[Recorded]:

@@ -179,7 +179,9 @@ class _Exchange:
             version=f"{request.version.major}.{request.version.minor}",
             headers=recorded_headers(_text_pairs(request.raw_headers), redact=redact),
         )
-        self.recorder.open((self.ex, Direction.C2S), BodyStream(self._base(Direction.C2S), redact=redact))
+        encoding = request.headers.get("Content-Encoding")
+        body = BodyStream(self._base(Direction.C2S), redact=redact, encoding=encoding)
+        self.recorder.open((self.ex, Direction.C2S), body)
         try:
             return await self._forward()
         except asyncio.CancelledError:
@@ -262,7 +264,10 @@ class _Exchange:
         )
         sse = _event_stream(content_type)
         stream = SSEStream if sse else BodyStream
-        self.recorder.open((self.ex, Direction.S2C), stream(self._base(Direction.S2C), redact=redact))
+        encoding = upstream.headers.get("Content-Encoding")
+        self.recorder.open(
+            (self.ex, Direction.S2C), stream(self._base(Direction.S2C), redact=redact, encoding=encoding)
+        )
         response = self.response = web.StreamResponse(
             status=upstream.status, reason=upstream.reason, headers=headers
         )
