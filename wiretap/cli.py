@@ -26,9 +26,7 @@ def cli() -> None:
 @cli.command(context_settings={"allow_interspersed_args": False})
 @click.option("--out", "-o", type=click.Path(path_type=Path), help="Recording file, or a directory for it.")
 @click.option("--name", "-n", help="Name for the server in the recording (default: from the command).")
-@click.option(
-    "--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default)."
-)
+@click.option("--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default).")
 @click.argument("server", nargs=-1, required=True, type=click.UNPROCESSED)
 def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, ...]) -> None:
     """Run an MCP stdio SERVER, relay its stdio byte for byte, and record every message.
@@ -53,9 +51,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
 )
 @click.option("--out", "-o", type=click.Path(path_type=Path), help="Recording file, or a directory for it.")
 @click.option("--name", "-n", help="Name for the upstream in the recording (default: its host).")
-@click.option(
-    "--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default)."
-)
+@click.option("--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default).")
 @click.option(
     "--upstream-cafile",
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
@@ -139,6 +135,44 @@ def show(
         raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
     except KeyboardInterrupt:
         pass
+
+
+@cli.command()
+@click.argument("recording", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Rich tables, JSON for CI, or Markdown for an issue or a post.",
+)
+def report(recording: Path, fmt: str) -> None:
+    """Measure a recording: poll intervals, cancel on exit, polling during open questions, findings."""
+    import json
+
+    from rich.console import Console
+
+    from wiretap.analysis.report import report_recording
+    from wiretap.render.report import render_markdown, render_text
+
+    try:
+        result = report_recording(recording)
+    except (NotARecording, UnsupportedFormat) as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
+    out = click.get_text_stream("stdout")
+    try:
+        if fmt == "json":
+            out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        elif fmt == "markdown":
+            render_markdown(result, out)
+        else:
+            render_text(result, Console(file=out, highlight=False, soft_wrap=not out.isatty()))
+    except BrokenPipeError:
+        quiet_broken_pipe()
 
 
 @cli.command()

@@ -31,12 +31,7 @@ def default_name(argv: Sequence[str]) -> str:
     words = [Path(a).name for a in argv]
     for word in words:
         stem = re.sub(r"\.(py|js|mjs|ts)$", "", word)
-        if (
-            word.startswith("-")
-            or re.fullmatch(r"python3?(\.\d+)?", word)
-            or word in _LAUNCHERS
-            or word == "run"
-        ):
+        if word.startswith("-") or re.fullmatch(r"python3?(\.\d+)?", word) or word in _LAUNCHERS or word == "run":
             continue
         if stem:
             return stem

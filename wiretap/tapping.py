@@ -26,9 +26,7 @@ def open_writer(wanted: Path, stderr: IO[str]) -> RecordingWriter:
     return RecordingWriter(fd, path, stderr=stderr)
 
 
-def tap(
-    argv: Sequence[str], *, out: Path | None, name: str | None, redact: bool, stderr: IO[str] = sys.stderr
-) -> int:
+def tap(argv: Sequence[str], *, out: Path | None, name: str | None, redact: bool, stderr: IO[str] = sys.stderr) -> int:
     """Run ``argv`` through the stdio tap; return the server's raw return code (negative: signal)."""
     started = time.time()
     name = name or default_name(argv)

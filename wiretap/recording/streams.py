@@ -79,9 +79,7 @@ class Decompressor:
 
     def __init__(self, encoding: str | None) -> None:
         encoding = (encoding or "").strip().lower()
-        wbits = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}.get(
-            encoding
-        )
+        wbits = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}.get(encoding)
         self._zlib = zlib.decompressobj(wbits) if wbits is not None else None
         self.failed = False
 
@@ -127,11 +125,7 @@ class SSEStream:
         self._decompress = Decompressor(encoding)
 
     def _recorded(self, t: float, event: SSEEvent) -> Recorded:
-        sse = {
-            k: v
-            for k, v in (("event", event.event), ("id", event.id), ("retry", event.retry))
-            if v is not None
-        }
+        sse = {k: v for k, v in (("event", event.event), ("id", event.id), ("retry", event.retry)) if v is not None}
         if not event.complete:
             sse["incomplete"] = True
         if event.data:

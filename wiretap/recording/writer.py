@@ -98,9 +98,7 @@ class RecordingWriter:
 
     def close(self, summary: Event) -> None:
         self.flush()
-        self.add(
-            summary.get("t", 0.0), encode_event(summary | {"written": self.written + 1, "lost": self.lost})
-        )
+        self.add(summary.get("t", 0.0), encode_event(summary | {"written": self.written + 1, "lost": self.lost}))
         self.flush()
         if self._fd >= 0:
             try:

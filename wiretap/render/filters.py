@@ -27,9 +27,7 @@ class RowFilter:
             return False
         if self.direction and row.lane != {"in": IN, "out": OUT}[self.direction]:
             return False
-        if self.methods and not (
-            row.method and any(fnmatch.fnmatchcase(row.method, m) for m in self.methods)
-        ):
+        if self.methods and not (row.method and any(fnmatch.fnmatchcase(row.method, m) for m in self.methods)):
             return False
         return not self.text or self._mentions(row, self.text.lower())
 

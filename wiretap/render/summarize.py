@@ -139,9 +139,7 @@ def _result_text(method: str | None, result: dict[str, Any]) -> str:
     if result_type == "input_required":
         return "input required: " + ", ".join(map(str, _d(result.get("inputRequests"))))
     if method == "initialize":
-        return " ".join(
-            p for p in (str(result.get("protocolVersion", "")), _who(result.get("serverInfo"))) if p
-        )
+        return " ".join(p for p in (str(result.get("protocolVersion", "")), _who(result.get("serverInfo"))) if p)
     if method == "server/discover":
         versions = ",".join(map(str, result.get("supportedVersions") or []))
         return f"{versions} {_who(_d(result.get('_meta')).get(_MODERN_SERVER))}".strip()

@@ -124,9 +124,7 @@ def _rest_row(event: Event, lane: str, t: float, pairing: Pairing) -> Row:
     if event["dir"] == Direction.C2S.value:
         pairing.request(event["dir"], ("rest", event.get("ex")), operation, t)
         detail = summarize_request(operation, body) if isinstance(body, dict) else ""
-        return Row(
-            t, lane, operation, f"{rest.get('method')} {rest.get('path')} {detail}".rstrip(), event, operation
-        )
+        return Row(t, lane, operation, f"{rest.get('method')} {rest.get('path')} {detail}".rstrip(), event, operation)
     paired = pairing.response(event["dir"], ("rest", event.get("ex")))
     latency = t - paired.t if paired else None
     body = body if isinstance(body, dict) else {}

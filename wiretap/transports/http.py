@@ -75,9 +75,7 @@ class HttpProxy:
         self._stderr = stderr or sys.stderr
         upstream = URL(config.upstream)
         self._origin = upstream.origin()
-        self._host_header = (upstream.raw_host or "") + (
-            "" if upstream.is_default_port() else f":{upstream.port}"
-        )
+        self._host_header = (upstream.raw_host or "") + ("" if upstream.is_default_port() else f":{upstream.port}")
         self._exchanges = itertools.count(1)
         self._connection_ids = itertools.count(1)
         self._connections: dict[RequestHandler, int] = {}
@@ -104,9 +102,7 @@ class HttpProxy:
         bound_host, bound_port = server.sockets[0].getsockname()[:2]
         shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
         upstream = URL(self.config.upstream)
-        self.proxy_url = (
-            f"http://{shown_host}:{bound_port}{upstream.raw_path_qs if upstream.raw_path != '/' else ''}"
-        )
+        self.proxy_url = f"http://{shown_host}:{bound_port}{upstream.raw_path_qs if upstream.raw_path != '/' else ''}"
         return self.proxy_url
 
     async def stop(self) -> None:
@@ -118,9 +114,7 @@ class HttpProxy:
     def connection_opened(self, handler: RequestHandler, transport: asyncio.Transport) -> None:
         conn = self._connections[handler] = next(self._connection_ids)
         peer = transport.get_extra_info("peername")
-        self.recorder.event(
-            Kind.CONNECTION, conn=conn, state="open", peer=f"{peer[0]}:{peer[1]}" if peer else None
-        )
+        self.recorder.event(Kind.CONNECTION, conn=conn, state="open", peer=f"{peer[0]}:{peer[1]}" if peer else None)
 
     def connection_closed(self, handler: RequestHandler, exc: BaseException | None) -> None:
         conn = self._connections.pop(handler, None)
@@ -268,9 +262,7 @@ class _Exchange:
         self.recorder.open(
             (self.ex, Direction.S2C), stream(self._base(Direction.S2C), redact=redact, encoding=encoding)
         )
-        response = self.response = web.StreamResponse(
-            status=upstream.status, reason=upstream.reason, headers=headers
-        )
+        response = self.response = web.StreamResponse(status=upstream.status, reason=upstream.reason, headers=headers)
         try:
             if request.rel_url.path in CARD_PATHS and upstream.status == 200 and "json" in content_type:
                 await self._send_card(response, upstream)
@@ -288,9 +280,7 @@ class _Exchange:
 
     def _upstream_broke(self, exc: BaseException) -> None:
         self.outcome = "upstream_closed"
-        self.recorder.event(
-            Kind.ERROR, ex=self.ex, error="upstream_closed", message=str(exc) or type(exc).__name__
-        )
+        self.recorder.event(Kind.ERROR, ex=self.ex, error="upstream_closed", message=str(exc) or type(exc).__name__)
         # The client must see a broken response too: close its connection instead of ending cleanly.
         if self.request.transport is not None:
             self.request.transport.close()
@@ -351,14 +341,10 @@ class _Exchange:
         await self._write(response, body)
         await response.write_eof()
 
-    def _record_rewrite(
-        self, what: str, changed: list[dict[str, str]], left_alone: list[dict[str, str]]
-    ) -> None:
+    def _record_rewrite(self, what: str, changed: list[dict[str, str]], left_alone: list[dict[str, str]]) -> None:
         self.recorder.event(Kind.REWRITE, ex=self.ex, what=what, changed=changed, left_alone=left_alone)
         for item in left_alone:
-            self.proxy.warn(
-                f"{what}: {item['field']} points at another host ({item['url']}); left alone, not proxied"
-            )
+            self.proxy.warn(f"{what}: {item['field']} points at another host ({item['url']}); left alone, not proxied")
 
 
 async def serve_forever() -> None:

@@ -108,9 +108,7 @@ class StdioTap:
             proc = self._proc = spawn(self.argv)
         except OSError as exc:
             failure = SpawnFailed(self.argv, exc)
-            self.recorder.event(
-                Kind.SPAWN_FAILED, argv=self.shown_argv, error=str(failure), status=failure.status
-            )
+            self.recorder.event(Kind.SPAWN_FAILED, argv=self.shown_argv, error=str(failure), status=failure.status)
             raise failure from exc
         self.recorder.event(Kind.SPAWN, argv=self.shown_argv, pid=proc.pid)
         open_stdio_streams(self.recorder)
@@ -173,9 +171,7 @@ class StdioTap:
 
     def _lost(self, direction: Direction) -> None:
         who = "server" if direction == Direction.C2S else "client"
-        self.recorder.event(
-            Kind.ERROR, error="peer_gone", dir=direction.value, message=f"the {who} stopped reading"
-        )
+        self.recorder.event(Kind.ERROR, error="peer_gone", dir=direction.value, message=f"the {who} stopped reading")
 
     def _install_signal_forwarding(self) -> dict[int, _Handler]:
         previous: dict[int, _Handler] = {}
