@@ -187,7 +187,8 @@ class Analysis:
             tail = f"the server asked for {requested} ms: {ratio:.2f}× the requested interval"
         else:
             tail = "the server asked for no interval (Claude Code's rule would poll every 2.00 s)"
-        verdict = f"The client polled every {median:.2f} s (median of {pooled.count} intervals, {len(polled)} task(s)); {tail}."
+        measured = f"median of {pooled.count} intervals, {len(polled)} task(s)"
+        verdict = f"The client polled every {median:.2f} s ({measured}); {tail}."
         evidence = []
         for task in polled:
             times = [p.t for p in task.polls]

@@ -129,10 +129,7 @@ def _rest_row(event: Event, lane: str, t: float, pairing: Pairing) -> Row:
     latency = t - paired.t if paired else None
     body = body if isinstance(body, dict) else {}
     is_error = "error" in body
-    if is_error:
-        outcome = summarize_error(body["error"])
-    else:
-        outcome = summarize_result(operation, body.get("task", body))
+    outcome = summarize_error(body["error"]) if is_error else summarize_result(operation, body.get("task", body))
     took = f"{'error' if is_error else 'ok'} {format_latency(latency)} " if latency is not None else ""
     return Row(t, lane, operation, f"{took}{outcome}".rstrip(), event, operation, None, latency, is_error)
 
