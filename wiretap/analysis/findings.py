@@ -107,7 +107,7 @@ class Findings:
                 "request-to-terminal-task",
                 WARNING,
                 f"{request.method} was sent to {_tag(task)} after it had ended, and got {got}",
-                "Check a task's state before messaging, subscribing to or cancelling it: a terminal task takes nothing.",
+                "Check its state before messaging, subscribing to or cancelling a task: a finished task takes nothing.",
                 [request.t, response.t],
                 task.id if task else None,
             ),
