@@ -212,7 +212,7 @@ class Analysis:
             return {"verdict": "Unknown: the recording does not show the client going away.", "evidence": []}
         server = self.exits.describe_server()
         server_text = (
-            f"; the server {server['how']} {server['after_client_exit']:.2f} s later"
+            f"; the server {server['how']}, {server['after_client_exit']:.2f} s later"
             if server and server["after_client_exit"] is not None
             else ""
         )

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,8 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 SLOW_POLL_SECONDS = 15.0
 FAILED_RUN = 3
+RECENT_CALLS = 1000
+"""How many distinct tool calls are remembered to spot a repeat: memory stays flat on long recordings."""
 
 _A2A_SEND = {"SendMessage", "SendStreamingMessage", "message/send", "message/stream"}
 _A2A_GET = {"GetTask"}
@@ -77,7 +80,7 @@ class TaskTracker:
     def __init__(self, findings: Findings) -> None:
         self.tasks: dict[str, Task] = {}
         self.findings = findings
-        self._tools_calls: dict[str, list[tuple[float, Message]]] = {}
+        self._last_calls: OrderedDict[str, Message] = OrderedDict()
 
     def task(self, key: str) -> Task | None:
         return self.tasks.get(key)
@@ -147,13 +150,12 @@ class TaskTracker:
 
     def _repeated_call(self, m: Message) -> None:
         signature = json.dumps([m.params.get("name"), m.params.get("arguments")], sort_keys=True, default=str)
-        earlier = self._tools_calls.setdefault(signature, [])
-        for _, call in earlier:
-            if _outcome_unknown(call, before=m.t):
-                self.findings.duplicate_after_unknown_outcome(call, m)
-                break
-        earlier.append((m.t, m))
-        del earlier[:-4]
+        earlier = self._last_calls.pop(signature, None)
+        if earlier is not None and _outcome_unknown(earlier, before=m.t):
+            self.findings.duplicate_after_unknown_outcome(earlier, m)
+        self._last_calls[signature] = m
+        if len(self._last_calls) > RECENT_CALLS:
+            self._last_calls.popitem(last=False)
 
     def _response(self, m: Message) -> None:
         request = m.request
