@@ -72,11 +72,7 @@ class ClaudeRun:
     stderr: str
 
     def of_type(self, kind: str, subtype: str | None = None) -> list[Json]:
-        return [
-            e
-            for e in self.events
-            if e.get("type") == kind and (subtype is None or e.get("subtype") == subtype)
-        ]
+        return [e for e in self.events if e.get("type") == kind and (subtype is None or e.get("subtype") == subtype)]
 
     @property
     def init(self) -> Json:
@@ -91,14 +87,10 @@ class ClaudeRun:
         return str(self.result.get("result"))
 
     def mcp_status(self, server: str) -> str | None:
-        return next(
-            (s.get("status") for s in self.init.get("mcp_servers", []) if s.get("name") == server), None
-        )
+        return next((s.get("status") for s in self.init.get("mcp_servers", []) if s.get("name") == server), None)
 
     def describe(self) -> str:
-        return (
-            f"claude exited {self.returncode}\nstdout:\n{self.stdout[-4000:]}\nstderr:\n{self.stderr[-4000:]}"
-        )
+        return f"claude exited {self.returncode}\nstdout:\n{self.stdout[-4000:]}\nstderr:\n{self.stderr[-4000:]}"
 
 
 def parse_stream_json(text: str) -> list[Json]:
@@ -147,7 +139,5 @@ def run_claude(
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             stdout, stderr = proc.communicate()
-            raise TimeoutError(
-                f"claude did not finish in {timeout}s\nstdout:\n{stdout}\nstderr:\n{stderr}"
-            ) from None
+            raise TimeoutError(f"claude did not finish in {timeout}s\nstdout:\n{stdout}\nstderr:\n{stderr}") from None
     return ClaudeRun(argv, proc.returncode, parse_stream_json(stdout), stdout, stderr)

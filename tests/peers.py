@@ -39,9 +39,7 @@ def _locked(name: str) -> Iterator[Path]:
 def _run(command: list[str], cwd: Path | None = None) -> None:
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     if result.returncode != 0:
-        raise RuntimeError(
-            f"installing a test peer failed: {' '.join(command)}\n{result.stdout}\n{result.stderr}"
-        )
+        raise RuntimeError(f"installing a test peer failed: {' '.join(command)}\n{result.stdout}\n{result.stderr}")
 
 
 def python_peer(name: str, requirements: list[str]) -> Path:
@@ -51,9 +49,7 @@ def python_peer(name: str, requirements: list[str]) -> Path:
         done = venv / ".installed"
         if not done.exists() or done.read_text() != "\n".join(requirements):
             _run([sys.executable, "-m", "venv", "--clear", str(venv)])
-            _run(
-                [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements]
-            )
+            _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements])
             done.write_text("\n".join(requirements))
         return python
 

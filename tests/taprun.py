@@ -46,9 +46,7 @@ def _drain(stream: IO[bytes], into: list[bytes]) -> threading.Thread:
     return thread
 
 
-def run_tap(
-    recording: Path, server: list[str], chunks: list[bytes], *extra: str, timeout: float = 60
-) -> TapRun:
+def run_tap(recording: Path, server: list[str], chunks: list[bytes], *extra: str, timeout: float = 60) -> TapRun:
     """Write ``chunks`` one write at a time, close stdin, and collect everything."""
     proc = start_tap(recording, server, *extra)
     assert proc.stdin and proc.stdout and proc.stderr

@@ -55,9 +55,7 @@ def test_the_first_turn_calls_the_scripted_tool_and_a_tool_result_gets_the_final
         _, first = post(api, "/v1/messages?beta=true", {"tools": TOOLS, "messages": [user("go")]})
         call = json.loads(first)
         assert call["stop_reason"] == "tool_use"
-        assert call["content"] == [
-            {"type": "tool_use", "id": tool_use_id(0), "name": TOOL, "input": {"text": "hé"}}
-        ]
+        assert call["content"] == [{"type": "tool_use", "id": tool_use_id(0), "name": TOOL, "input": {"text": "hé"}}]
         result = {
             "type": "tool_result",
             "tool_use_id": tool_use_id(0),

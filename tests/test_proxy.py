@@ -121,9 +121,7 @@ def test_a_client_leaving_mid_stream_is_passed_on_and_recorded(upstream: Upstrea
     assert proxy.messages("s2c")[0]["msg"]["params"] == {"n": 0}
 
 
-def test_an_upstream_closing_mid_body_breaks_the_clients_response_too(
-    upstream: Upstream, tmp_path: Path
-) -> None:
+def test_an_upstream_closing_mid_body_breaks_the_clients_response_too(upstream: Upstream, tmp_path: Path) -> None:
     with running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy:
         parts = urlsplit(proxy.url)
         connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
@@ -170,22 +168,16 @@ def test_agent_cards_are_pointed_at_the_proxy_and_foreign_hosts_left_alone_with_
         "supportedInterfaces[0].url",
         "additionalInterfaces[0].url",
     ]
-    assert card_rewrite["left_alone"] == [
-        {"field": "supportedInterfaces[1].url", "url": "http://other.example:9/a2a"}
-    ]
+    assert card_rewrite["left_alone"] == [{"field": "supportedInterfaces[1].url", "url": "http://other.example:9/a2a"}]
     assert old_rewrite["changed"][0]["from"] == f"{upstream.url}/a2a"
     assert "left alone" in proxy.stderr
 
 
-def test_a_legacy_sse_endpoint_on_the_upstream_is_pointed_at_the_proxy(
-    upstream: Upstream, tmp_path: Path
-) -> None:
+def test_a_legacy_sse_endpoint_on_the_upstream_is_pointed_at_the_proxy(upstream: Upstream, tmp_path: Path) -> None:
     with running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy:
         _, absolute = get(f"{proxy.url}/legacy/sse", {"Accept": "text/event-stream"})
         _, relative = get(f"{proxy.url}/legacy/sse-relative", {"Accept": "text/event-stream"})
-    assert absolute.startswith(
-        f"event: endpoint\ndata: {proxy.url}/legacy/messages?sessionId=s1\n\n".encode()
-    )
+    assert absolute.startswith(f"event: endpoint\ndata: {proxy.url}/legacy/messages?sessionId=s1\n\n".encode())
     assert relative.startswith(b"event: endpoint\ndata: /legacy/messages?sessionId=s2\n\n")
     assert b'"hello"' in absolute and b'"hello"' in relative
     (rewrite,) = proxy.of_kind("rewrite")
@@ -235,9 +227,7 @@ def test_concurrent_exchanges_are_told_apart(upstream: Upstream, tmp_path: Path)
         assert request["id"] == response["id"] and response["result"]["method"] == request["method"]
 
 
-def test_credentials_in_headers_are_redacted_in_the_recording_only(
-    upstream: Upstream, tmp_path: Path
-) -> None:
+def test_credentials_in_headers_are_redacted_in_the_recording_only(upstream: Upstream, tmp_path: Path) -> None:
     secret = {"Authorization": "Bearer abcdefghijklmnop", "Cookie": "sid=42", "X-Api-Key": "k-123"}
     with running_proxy(f"{upstream.url}/mcp", tmp_path / "rec.jsonl") as proxy:
         post(proxy.url, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, secret)
@@ -256,9 +246,7 @@ def test_an_https_upstream_works_with_a_trusted_ca(tmp_path: Path) -> None:
     ca_file = tmp_path / "ca.pem"
     ca.cert_pem.write_to_path(str(ca_file))
     with Upstream(ssl_context=server_context) as secure:
-        with running_proxy(
-            f"{secure.url}/mcp", tmp_path / "a.jsonl", "--upstream-cafile", str(ca_file)
-        ) as proxy:
+        with running_proxy(f"{secure.url}/mcp", tmp_path / "a.jsonl", "--upstream-cafile", str(ca_file)) as proxy:
             status, _, body = post(proxy.url, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
             assert proxy.url.startswith("http://127.0.0.1:")
         assert status == 200 and json.loads(body)["result"] == {"method": "ping"}
@@ -283,9 +271,7 @@ def test_bad_arguments_get_one_clear_line_and_exit_2(args: list[str], message: s
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
-def test_a_gzipped_response_passes_compressed_and_is_recorded_readable(
-    upstream: Upstream, tmp_path: Path
-) -> None:
+def test_a_gzipped_response_passes_compressed_and_is_recorded_readable(upstream: Upstream, tmp_path: Path) -> None:
     with running_proxy(f"{upstream.url}/mcp", tmp_path / "rec.jsonl") as proxy:
         request = urllib.request.Request(
             proxy.url,

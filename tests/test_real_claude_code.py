@@ -89,9 +89,7 @@ def claude_session(claude: Path, root: Path, server_argv: list[str], *, tapped: 
     root.mkdir(parents=True, exist_ok=True)
     recording = root / "recording.jsonl"
     if tapped:
-        entry = stdio_server(
-            sys.executable, ["-m", "wiretap", "tap", "--out", str(recording), "--", *server_argv]
-        )
+        entry = stdio_server(sys.executable, ["-m", "wiretap", "tap", "--out", str(recording), "--", *server_argv])
     else:
         entry = stdio_server(server_argv[0], server_argv[1:])
     config = write_mcp_config(root / "mcp.json", {SERVER: entry})
@@ -173,9 +171,7 @@ def test_the_recording_holds_handshake_tool_list_and_tool_call_each_answered_in_
     steps = [first, request(session, "tools/list"), request(session, "tools/call")]
     pairs = [(call, response_to(session, call)) for call in steps]
     assert all("result" in answer["msg"] for _, answer in pairs), pairs
-    recorded = [
-        (e["dir"], e["msg"].get("method"), e["msg"].get("id"), e["t"]) for pair in pairs for e in pair
-    ]
+    recorded = [(e["dir"], e["msg"].get("method"), e["msg"].get("id"), e["t"]) for pair in pairs for e in pair]
     order = [session.index(e) for pair in pairs for e in pair]
     assert order == sorted(order), f"recorded out of order: {recorded}"
     assert any(tool["name"] == "echo" for tool in response_to(session, steps[1])["msg"]["result"]["tools"])
@@ -198,9 +194,7 @@ def test_the_recording_holds_claude_codes_sigint_and_the_servers_exit(echo: Pair
     answered = response_to(session, request(session, "tools/call"))
     assert session.index(answered) < session.index(signals[0])
     # Claude Code signals first: it does not close the server's stdin before.
-    assert not any(
-        e["dir"] == "c2s" for e in session.of_kind("eof") if session.index(e) < session.index(signals[0])
-    )
+    assert not any(e["dir"] == "c2s" for e in session.of_kind("eof") if session.index(e) < session.index(signals[0]))
     [exit_event] = session.of_kind("exit")
     assert session.index(exit_event) > session.index(signals[0])
     delivered = [s for s in signals if s["forwarded"] and session.index(s) < session.index(exit_event)]
@@ -241,8 +235,6 @@ def test_a_server_ignoring_sigint_and_sigterm_goes_with_the_tap_claude_code_kill
         ("SIGTERM", True),
     ]
     # Everything up to the kill is on disk, though the tap had no chance to record an exit.
-    assert (
-        response_to(session, request(session, "tools/call"))["msg"]["result"]["content"][0]["type"] == "text"
-    )
+    assert response_to(session, request(session, "tools/call"))["msg"]["result"]["content"][0]["type"] == "text"
     assert session.tool_results[0]["content"] == [{"type": "text", "text": ARGUMENTS["text"]}]
     assert session.left_running == {"taps": [], "server": []}

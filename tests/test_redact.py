@@ -19,9 +19,7 @@ def test_mcp_progress_tokens_and_cursors_are_not_credentials() -> None:
 
 
 def test_token_shaped_values_are_redacted_inside_free_text() -> None:
-    text, count = redact_text(
-        "use sk-ant-api03-abcdefghijklmnopqrstuv and ghp_abcdefghijklmnopqrstuvwxyz0123"
-    )
+    text, count = redact_text("use sk-ant-api03-abcdefghijklmnopqrstuv and ghp_abcdefghijklmnopqrstuvwxyz0123")
     assert text == f"use {REDACTED} and {REDACTED}"
     assert count == 2
 
@@ -32,9 +30,7 @@ def test_a_jwt_is_redacted() -> None:
 
 
 def test_the_precheck_lets_clean_messages_through_untouched() -> None:
-    assert not may_need_redaction(
-        '{"jsonrpc":"2.0","method":"tools/list","params":{"_meta":{"progressToken":1}}}'
-    )
+    assert not may_need_redaction('{"jsonrpc":"2.0","method":"tools/list","params":{"_meta":{"progressToken":1}}}')
     assert may_need_redaction('{"headers":{"authorization":"x"}}')
     assert may_need_redaction('{"text":"Bearer abcdefghijklmnop"}')
 

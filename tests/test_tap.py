@@ -48,9 +48,7 @@ def read_pid_line(proc: subprocess.Popen[bytes]) -> int:
 
 
 def test_json_rpc_round_trips_pass_unchanged_and_are_recorded_in_order(tmp_path: Path) -> None:
-    requests = [
-        {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": f"t{i}"}} for i in range(5)
-    ]
+    requests = [{"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": f"t{i}"}} for i in range(5)]
     wire = b"".join(json.dumps(r).encode() + b"\n" for r in requests)
     run = run_tap(tmp_path / "rec.jsonl", [*SCENARIO_SERVER, "answer"], [wire])
     answers = [json.loads(line) for line in run.stdout.splitlines()]
@@ -68,9 +66,7 @@ def test_json_rpc_round_trips_pass_unchanged_and_are_recorded_in_order(tmp_path:
         st.one_of(
             st.binary(max_size=300).filter(lambda b: b"\n" not in b),
             st.dictionaries(st.text(max_size=8), st.text(max_size=30), max_size=4).map(
-                lambda d: json.dumps(
-                    {"jsonrpc": "2.0", "method": "x", "params": d}, ensure_ascii=False
-                ).encode()
+                lambda d: json.dumps({"jsonrpc": "2.0", "method": "x", "params": d}, ensure_ascii=False).encode()
             ),
         ),
         max_size=12,
@@ -91,18 +87,14 @@ def test_any_bytes_in_any_chunking_pass_through_byte_for_byte(
     run = run_tap(recording, CAT, [c for c in chunks if c])
     assert run.stdout == data
     recorded = run.messages("c2s")
-    assert len(recorded) == len(list(data.split(b"\n"))) - (
-        1 if data.endswith(b"\n") or not data else 0
-    )
+    assert len(recorded) == len(list(data.split(b"\n"))) - (1 if data.endswith(b"\n") or not data else 0)
     assert sum(e["size"] for e in recorded) + data.count(b"\n") == len(data)
 
 
 def test_a_64_mib_line_passes_whole_and_is_recorded_as_one_message(tmp_path: Path) -> None:
     payload = "x" * (64 * 1024 * 1024)
     line = b'{"jsonrpc":"2.0","method":"notifications/big","params":{"data":"' + payload.encode() + b'"}}\n'
-    run = run_tap(
-        tmp_path / "rec.jsonl", CAT, [line[i : i + (1 << 20)] for i in range(0, len(line), 1 << 20)]
-    )
+    run = run_tap(tmp_path / "rec.jsonl", CAT, [line[i : i + (1 << 20)] for i in range(0, len(line), 1 << 20)])
     assert run.stdout == line
     (message,) = run.messages("c2s")
     assert message["size"] == len(line) - 1
@@ -122,17 +114,13 @@ def test_non_json_invalid_utf8_and_a_missing_final_newline_are_recorded_as_raw(t
 
 
 def test_server_stderr_passes_through_and_each_line_is_an_event(tmp_path: Path) -> None:
-    run = run_tap(
-        tmp_path / "rec.jsonl", [sys.executable, "-c", "import sys; sys.stderr.write('one\\ntwo\\n')"], []
-    )
+    run = run_tap(tmp_path / "rec.jsonl", [sys.executable, "-c", "import sys; sys.stderr.write('one\\ntwo\\n')"], [])
     assert b"one\ntwo\n" in run.stderr
     assert [e["text"] for e in run.of_kind("stderr")] == ["one", "two"]
 
 
 def test_the_lifecycle_is_on_the_same_timeline(tmp_path: Path) -> None:
-    run = run_tap(
-        tmp_path / "rec.jsonl", [*SCENARIO_SERVER, "answer"], [b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n']
-    )
+    run = run_tap(tmp_path / "rec.jsonl", [*SCENARIO_SERVER, "answer"], [b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'])
     kinds = [e["kind"] for e in run.events]
     assert kinds[0] == "spawn" and kinds[-1] == "end"
     assert kinds.index("eof") < kinds.index("exit")
@@ -150,9 +138,7 @@ def test_the_header_says_what_was_recorded(tmp_path: Path) -> None:
 
 
 def test_a_crashing_server_passes_its_exit_code_on_and_its_half_line_is_kept(tmp_path: Path) -> None:
-    run = run_tap(
-        tmp_path / "rec.jsonl", [*SCENARIO_SERVER, "crash"], [b'{"jsonrpc":"2.0","id":1,"method":"a"}\n']
-    )
+    run = run_tap(tmp_path / "rec.jsonl", [*SCENARIO_SERVER, "crash"], [b'{"jsonrpc":"2.0","id":1,"method":"a"}\n'])
     assert run.returncode == 3
     assert run.stdout.endswith(b'{"jsonrpc":"2.0","method":"notifications/mess')
     assert run.of_kind("exit")[0]["code"] == 3
@@ -160,9 +146,7 @@ def test_a_crashing_server_passes_its_exit_code_on_and_its_half_line_is_kept(tmp
 
 
 def test_a_server_killed_by_a_signal_is_reported_like_a_shell_does(tmp_path: Path) -> None:
-    run = run_tap(
-        tmp_path / "rec.jsonl", [*SCENARIO_SERVER, "segfault"], [b'{"jsonrpc":"2.0","id":1,"method":"a"}\n']
-    )
+    run = run_tap(tmp_path / "rec.jsonl", [*SCENARIO_SERVER, "segfault"], [b'{"jsonrpc":"2.0","id":1,"method":"a"}\n'])
     assert run.returncode == -signal.SIGSEGV
     exit_event = run.of_kind("exit")[0]
     assert exit_event["signal"] == "SIGSEGV" and exit_event["status"] == 128 + signal.SIGSEGV
@@ -223,10 +207,7 @@ def test_a_server_that_cannot_start_exits_127_with_one_line_and_is_recorded(tmp_
         [*TAP, "--out", str(recording), "--", "/nonexistent/server"], capture_output=True, timeout=30
     )
     assert result.returncode == 127
-    assert (
-        result.stderr.decode().strip()
-        == "wiretap: cannot start '/nonexistent/server': No such file or directory"
-    )
+    assert result.stderr.decode().strip() == "wiretap: cannot start '/nonexistent/server': No such file or directory"
     _, events, _ = read_all(recording)
     assert events[0]["kind"] == "spawn_failed"
 
@@ -283,18 +264,14 @@ def test_recordings_are_readable_by_their_owner_only_and_named_by_time_and_name(
 def test_an_existing_recording_is_never_overwritten(tmp_path: Path) -> None:
     recording = tmp_path / "rec.jsonl"
     recording.write_text("precious\n")
-    proc = subprocess.run(
-        [*TAP, "--out", str(recording), "--", "cat"], input=b"", capture_output=True, timeout=30
-    )
+    proc = subprocess.run([*TAP, "--out", str(recording), "--", "cat"], input=b"", capture_output=True, timeout=30)
     assert recording.read_text() == "precious\n"
     assert (tmp_path / "rec.1.jsonl").exists()
     assert b"rec.1.jsonl" in proc.stderr
 
 
 def test_credentials_in_argv_and_messages_are_redacted_unless_asked_not_to(tmp_path: Path) -> None:
-    wire = (
-        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"api_key":"s3cret-value"}}}\n'
-    )
+    wire = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"api_key":"s3cret-value"}}}\n'
     server = [*SCENARIO_SERVER, "answer", "--token", "tok-123"]
     redacted = run_tap(tmp_path / "a.jsonl", server, [wire])
     assert "s3cret-value" not in (tmp_path / "a.jsonl").read_text()

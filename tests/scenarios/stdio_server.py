@@ -28,9 +28,7 @@ def answer_lines(limit: int | None = None) -> None:
         request = json.loads(line)
         if "id" not in request:
             continue
-        sys.stdout.write(
-            json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"echo": request.get("params")}})
-        )
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"echo": request.get("params")}}))
         sys.stdout.write("\n")
         sys.stdout.flush()
         answered += 1
