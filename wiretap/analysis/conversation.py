@@ -30,15 +30,25 @@ class Message:
     ex: int | None = None
     rest: dict[str, Any] | None = None
     request: Message | None = None
-    """For a response: its request."""
-    response: Message | None = None
-    """For a request: its response, once seen."""
+    """For a response: its request. (A request does not point back: no cycles, so memory is freed as
+    the recording streams past.)"""
+    answered_at: float | None = None
+    """For a request: when its first response came."""
+    answer_error: dict[str, Any] | None = None
+    answers: int = 0
+    """For a request: how many responses it got so far (an event stream may answer many times)."""
     a2a_version: str | None = None
     """The A2A-Version header of the HTTP exchange, if any."""
 
     @property
     def latency(self) -> float | None:
         return self.t - self.request.t if self.request is not None else None
+
+    def answered_by(self, response: Message) -> None:
+        if self.answered_at is None:
+            self.answered_at, self.answer_error = response.t, response.error
+        self.answers += 1
+        response.request = self
 
     @property
     def error_code(self) -> int | None:
@@ -92,7 +102,7 @@ class Conversation:
     def pending(self) -> list[Message]:
         """Requests that never got a response."""
         waiting = [m for queue in self._open.values() for m in queue] + list(self._rest_open.values())
-        return sorted((m for m in waiting if m.response is None), key=lambda m: m.t)
+        return sorted((m for m in waiting if m.answered_at is None), key=lambda m: m.t)
 
     def _jsonrpc(self, event: Event, body: dict[str, Any]) -> Message:
         t, direction, ex = float(event["t"]), str(event.get("dir")), event.get("ex")
@@ -132,12 +142,12 @@ class Conversation:
             # An event stream may answer one request many times (A2A streaming): keep it open until
             # its exchange ends.
             if event.get("sse") is not None and request.ex == ex and isinstance(ex, int):
-                if request.response is None:
+                if request.answered_at is None:
                     self._streaming.setdefault(ex, []).append((key, request))
             else:
                 self._close(key, request)
-            request.response = request.response or response
-            response.request, response.method = request, request.method
+            request.answered_by(response)
+            response.method = request.method
             response.a2a_version = response.a2a_version or request.a2a_version
         return response
 
@@ -171,8 +181,7 @@ class Conversation:
             a2a_version=version,
         )
         if request is not None:
-            request.response = request.response or response
-            response.request = request
+            request.answered_by(response)
         return response
 
     def _close(self, key: tuple[str, str], request: Message) -> None:
@@ -186,7 +195,7 @@ class Conversation:
         self._a2a_version.pop(ex, None)
         self._status.pop(ex, None)
         request = self._rest_open.get(ex)
-        if request is not None and request.response is not None:
+        if request is not None and request.answered_at is not None:
             del self._rest_open[ex]
         for key, streamed in self._streaming.pop(ex, []):
             self._close(key, streamed)

@@ -345,10 +345,9 @@ def _a2a_skill(request: Message) -> str | None:
 
 def _outcome_unknown(call: Message, *, before: float) -> bool:
     """Whether a tools/call may or may not have run: no answer yet, or an error that says timeout."""
-    response = call.response
-    if response is None or response.t > before:
+    if call.answered_at is None or call.answered_at > before:
         return True
-    if response.error is None:
+    if call.answer_error is None:
         return False
-    text = str(response.error.get("message", "")).lower()
-    return response.error_code == -32001 or "timeout" in text or "timed out" in text
+    text = str(call.answer_error.get("message", "")).lower()
+    return call.answer_error.get("code") == -32001 or "timeout" in text or "timed out" in text

@@ -26,7 +26,7 @@ class Traffic:
     def feed(self, m: Message) -> None:
         if m.kind != RESPONSE or m.request is None or m.latency is None or not m.method:
             return
-        if m.request.response is not m:  # a stream's later events are not the request's latency
+        if m.request.answers > 1:  # a stream's later events are not the request's latency
             return
         self.latency.setdefault(m.method, Distribution()).add(m.latency)
         if m.error is not None:
