@@ -31,3 +31,27 @@ def mcp_sdk_python() -> Path:
     import peers
 
     return peers.mcp_sdk()
+
+
+@pytest.fixture(scope="session")
+def a2a_sdk_python() -> Path:
+    """The python of a venv holding the real a2a-sdk 1.3.0 with uvicorn (PEERS.md), built on first use."""
+    import peers
+
+    return peers.a2a_sdk()
+
+
+@pytest.fixture(scope="session")
+def fastmcp_tasks_python() -> Path:
+    """The python of a venv holding fastmcp 4.1.4 + fastmcp-tasks 4.1.4 (PEERS.md), built on first use."""
+    import peers
+
+    return peers.fastmcp_tasks()
+
+
+@pytest.fixture(scope="session")
+def server_everything_bin() -> Path:
+    """The reference "everything" server's executable (npm, PEERS.md), installed on first use."""
+    import peers
+
+    return peers.server_everything()

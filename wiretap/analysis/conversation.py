@@ -15,7 +15,7 @@ from wiretap.model import Direction, Event, Kind
 REQUEST, NOTIFICATION, RESPONSE = "request", "notification", "response"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Message:
     t: float
     dir: str

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from wiretap.analysis.conversation import Message
-    from wiretap.analysis.tasks import Poll, Task
+    from wiretap.analysis.tasks import Task
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -152,8 +152,8 @@ class Findings:
             ),
         )
 
-    def slow_poll(self, task: Task, poll: Poll, *, answered: bool) -> None:
-        how = f"answered after {poll.answered_at - poll.t:.2f} s" if answered and poll.answered_at else "never answered"
+    def slow_poll(self, task: Task, asked: float, answered: float | None) -> None:
+        how = f"answered after {answered - asked:.2f} s" if answered is not None else "never answered"
         self._add(
             None,
             Finding(
@@ -161,12 +161,12 @@ class Findings:
                 WARNING,
                 f"a poll of {_tag(task)} was {how} (over 15 s)",
                 "Answer tasks/get and GetTask at once; a poll is a state read, not a wait.",
-                [poll.t] + ([poll.answered_at] if poll.answered_at else []),
+                [asked] + ([answered] if answered is not None else []),
                 task.id,
             ),
         )
 
-    def failed_poll_run(self, task: Task, polls: list[Poll]) -> None:
+    def failed_poll_run(self, task: Task, first: float, last: float) -> None:
         self._add(
             task.id,
             Finding(
@@ -174,7 +174,7 @@ class Findings:
                 WARNING,
                 f"consecutive polls of {_tag(task)} failed",
                 "Back off or give up after repeated poll errors instead of polling at full rate.",
-                [polls[0].t, polls[-1].t],
+                [first, last],
                 task.id,
             ),
         )

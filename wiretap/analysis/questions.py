@@ -107,7 +107,7 @@ def task_questions(task: Task) -> list[Question]:
 def measure(question: Question, tasks: list[Task], end: float, windows: list[Question]) -> None:
     """Fill in the polls inside a question's window, its longest gap, and the cadence outside."""
     relevant = [task for task in tasks if question.task is None or task.id == question.task]
-    polls = sorted(p.t for task in relevant for p in task.polls if question.contains(p.t, end))
+    polls = sorted(t for task in relevant for t in task.polls.times if question.contains(t, end))
     question.polls = polls
     close = question.closed if question.closed is not None else end
     marks = [question.opened, *polls, close]
@@ -117,8 +117,7 @@ def measure(question: Question, tasks: list[Task], end: float, windows: list[Que
         question.longest_gap, question.longest_gap_between = gap, (start, stop)
     outside: list[float] = []
     for task in relevant:
-        times = [p.t for p in task.polls]
-        for a, b in pairwise(times):
+        for a, b in pairwise(task.polls.times):
             if not any(
                 w.contains(a, end) or w.contains(b, end) or (a <= w.opened and b >= (w.closed or end)) for w in windows
             ):

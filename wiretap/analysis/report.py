@@ -119,7 +119,7 @@ class Analysis:
         return {"t": _r(client.t), "how": client.how, "evidence": client.evidence}
 
     def _task(self, task: Task) -> dict[str, Any]:
-        times = [p.t for p in task.polls]
+        times = task.polls.times
         intervals = [b - a for a, b in pairwise(times)]
         distribution = Distribution()
         for interval in intervals:
@@ -141,7 +141,7 @@ class Analysis:
             "first_poll_after": _r(times[0] - task.created_at) if times else None,
             "intervals": summary.as_dict() if summary else None,
             "pattern": _pattern(intervals),
-            "failed_polls": sum(1 for p in task.polls if p.failed),
+            "failed_polls": len(task.polls.errors),
             "states": [{"t": _r(t), "state": s.raw} for t, s in task.states],
             "final_state": task.state.raw if task.state else None,
             "terminal": task.terminal_at is not None,
@@ -177,8 +177,8 @@ class Analysis:
             }
         pooled = Distribution()
         for task in polled:
-            for a, b in pairwise(task.polls):
-                pooled.add(b.t - a.t)
+            for a, b in pairwise(task.polls.times):
+                pooled.add(b - a)
         median = pooled.quantile(0.5)
         asked = [task.requested_poll_ms for task in polled if task.requested_poll_ms is not None]
         if asked:
@@ -191,7 +191,7 @@ class Analysis:
         verdict = f"The client polled every {median:.2f} s ({measured}); {tail}."
         evidence = []
         for task in polled:
-            times = [p.t for p in task.polls]
+            times = task.polls.times
             intervals = [b - a for a, b in pairwise(times)]
             asked_text = f"asked {task.requested_poll_ms} ms" if task.requested_poll_ms is not None else "asked nothing"
             evidence.append(

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import json
+import math
+from array import array
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,16 +33,48 @@ _NOT_FOUND = {-32602, -32001, 404}
 _TO_A_TASK = {"tasks/cancel", "CancelTask", "SubscribeToTask", "tasks/resubscribe"} | _A2A_SEND
 
 
-@dataclass
-class Poll:
-    t: float
-    answered_at: float | None = None
-    state: str | None = None
-    error_code: int | None = None
+class PollLog:
+    """A task's polls, kept compact (16 bytes a poll) since a long recording may hold millions."""
 
-    @property
-    def failed(self) -> bool:
-        return self.error_code is not None
+    def __init__(self) -> None:
+        self.times = array("d")
+        self.answered = array("d")
+        """When each poll was answered; NaN while it is not."""
+        self.errors: dict[int, int | None] = {}
+        """Which polls failed, with the error code if there was one (sparse)."""
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def add(self, t: float) -> None:
+        self.times.append(t)
+        self.answered.append(math.nan)
+
+    def answer(self, asked_at: float, t: float, error_code: int | None, failed: bool) -> int | None:
+        """Mark the poll made at ``asked_at`` answered; return its index."""
+        for index in range(len(self.times) - 1, -1, -1):
+            if self.times[index] == asked_at:
+                self.answered[index] = t
+                if failed:
+                    self.errors[index] = error_code
+                return index
+        return None
+
+    def last_error(self) -> int | None:
+        return self.errors.get(len(self.times) - 1) if self.times else None
+
+    def trailing_failures(self) -> int:
+        run = 0
+        for index in range(len(self.times) - 1, -1, -1):
+            if index not in self.errors:
+                break
+            run += 1
+        return run
+
+    def waits(self, end: float) -> Iterator[tuple[float, float | None]]:
+        """(asked at, answered at or None) for every poll."""
+        for asked, answered in zip(self.times, self.answered, strict=True):
+            yield asked, None if math.isnan(answered) else answered
 
 
 @dataclass
@@ -51,7 +86,7 @@ class Task:
     tool: str | None = None
     requested_poll_ms: int | None = None
     seen_first_by_poll: bool = False
-    polls: list[Poll] = field(default_factory=list)
+    polls: PollLog = field(default_factory=PollLog)
     states: list[tuple[float, State]] = field(default_factory=list)
     cancels: list[tuple[float, str]] = field(default_factory=list)
     answers: list[tuple[float, str]] = field(default_factory=list)
@@ -141,11 +176,11 @@ class TaskTracker:
         return task
 
     def _poll(self, task: Task, m: Message) -> None:
-        previous = task.polls[-1] if task.polls else None
-        task.polls.append(Poll(m.t))
+        previous_error = task.polls.last_error()
+        task.polls.add(m.t)
         if task.terminal_at is not None and m.t > task.terminal_at:
             self.findings.poll_after_terminal(task, m.t)
-        if task.not_found_at is not None and previous is not None and previous.error_code in _NOT_FOUND:
+        if task.not_found_at is not None and previous_error in _NOT_FOUND:
             self.findings.polled_unknown_task(task, m.t)
 
     def _repeated_call(self, m: Message) -> None:
@@ -221,10 +256,7 @@ class TaskTracker:
         task = self.tasks.get(key) if key else None
         if task is None:
             return
-        poll = next((p for p in reversed(task.polls) if p.t == request.t), None)
-        if poll is not None:
-            poll.answered_at = m.t
-            poll.error_code = m.error_code if m.error is not None else None
+        task.polls.answer(request.t, m.t, m.error_code, failed=m.error is not None)
         if m.error is not None:
             if m.error_code in _NOT_FOUND:
                 task.not_found_at = task.not_found_at or m.t
@@ -234,8 +266,6 @@ class TaskTracker:
             self._mcp_fields(task, result, m.t)
         else:
             self._a2a_task(task, result, m)
-        if poll is not None and task.state is not None:
-            poll.state = task.state.raw
 
     def _cancel_answer(self, request: Message, m: Message, result: dict[str, Any]) -> None:
         key = self._request_task_key(request)
@@ -295,13 +325,8 @@ class TaskTracker:
             task.terminal_at = t
 
     def _failed_run(self, task: Task) -> None:
-        run = 0
-        for poll in reversed(task.polls):
-            if not poll.failed:
-                break
-            run += 1
-        if run == FAILED_RUN:
-            self.findings.failed_poll_run(task, task.polls[-FAILED_RUN:])
+        if task.polls.trailing_failures() == FAILED_RUN:
+            self.findings.failed_poll_run(task, task.polls.times[-FAILED_RUN], task.polls.times[-1])
 
     @staticmethod
     def _key(protocol: str, task_id: Any) -> str | None:
@@ -315,10 +340,9 @@ class TaskTracker:
 
     def finish(self, end_t: float) -> None:
         for task in self.tasks.values():
-            for poll in task.polls:
-                waited = (poll.answered_at if poll.answered_at is not None else end_t) - poll.t
-                if waited > SLOW_POLL_SECONDS:
-                    self.findings.slow_poll(task, poll, answered=poll.answered_at is not None)
+            for asked, answered in task.polls.waits(end_t):
+                if (answered if answered is not None else end_t) - asked > SLOW_POLL_SECONDS:
+                    self.findings.slow_poll(task, asked, answered)
 
 
 def related_task(params: dict[str, Any]) -> Any:

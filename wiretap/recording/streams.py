@@ -6,11 +6,11 @@ Streams live on the recorder's thread only.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterator
 from typing import Any, Protocol
 
 from wiretap.framing import Frame, LineFramer
+from wiretap.http.encoding import Decompressor
 from wiretap.messages import record_frame
 from wiretap.model import Event, Kind
 from wiretap.redact import redact_text
@@ -72,25 +72,6 @@ class StderrStream:
         last = self._framer.close()
         if last is not None:
             yield self._event(t, last)
-
-
-class Decompressor:
-    """Undoes a gzip or deflate Content-Encoding on the recorder's copy; the traffic stays as sent."""
-
-    def __init__(self, encoding: str | None) -> None:
-        encoding = (encoding or "").strip().lower()
-        wbits = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}.get(encoding)
-        self._zlib = zlib.decompressobj(wbits) if wbits is not None else None
-        self.failed = False
-
-    def __call__(self, chunk: bytes) -> bytes:
-        if self._zlib is None or self.failed:
-            return chunk
-        try:
-            return self._zlib.decompress(chunk)
-        except zlib.error:
-            self.failed = True
-            return b""
 
 
 class BodyStream:

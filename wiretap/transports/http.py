@@ -24,6 +24,7 @@ from aiohttp.web_protocol import RequestHandler
 from yarl import URL
 
 from wiretap.http.a2a_rest import rest_operation
+from wiretap.http.encoding import decoded
 from wiretap.http.headers import end_to_end, recorded_headers
 from wiretap.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
 from wiretap.model import Direction, Event, Kind
@@ -259,13 +260,14 @@ class _Exchange:
         sse = _event_stream(content_type)
         stream = SSEStream if sse else BodyStream
         encoding = upstream.headers.get("Content-Encoding")
-        self.recorder.open(
-            (self.ex, Direction.S2C), stream(self._base(Direction.S2C), redact=redact, encoding=encoding)
-        )
+        card = request.rel_url.path in CARD_PATHS and upstream.status == 200 and "json" in content_type
+        if not card:  # a card's recording opens once it is known how the card goes out
+            base = self._base(Direction.S2C)
+            self.recorder.open((self.ex, Direction.S2C), stream(base, redact=redact, encoding=encoding))
         response = self.response = web.StreamResponse(status=upstream.status, reason=upstream.reason, headers=headers)
         try:
-            if request.rel_url.path in CARD_PATHS and upstream.status == 200 and "json" in content_type:
-                await self._send_card(response, upstream)
+            if card:
+                await self._send_card(response, upstream, encoding)
             else:
                 await self._stream(response, upstream, hold_first_event=sse and request.method == "GET")
         except (
@@ -325,17 +327,28 @@ class _Exchange:
         self._record_rewrite("sse_endpoint", [{"field": "endpoint", "from": old, "to": new}], [])
         return held.replace(old.encode(), new.encode(), 1)
 
-    async def _send_card(self, response: web.StreamResponse, upstream: aiohttp.ClientResponse) -> None:
+    async def _send_card(
+        self, response: web.StreamResponse, upstream: aiohttp.ClientResponse, encoding: str | None
+    ) -> None:
         body = await upstream.read()
+        plain = decoded(body, encoding)
         try:
-            card = json.loads(body)
+            card = json.loads(plain) if plain is not None else None
         except ValueError:
             card = None
         if isinstance(card, dict):
             log = rewrite_card(card, self.proxy.config.upstream, self.proxy.proxy_url)
             if log.changed:
-                body = json.dumps(card, ensure_ascii=False).encode()
+                body, encoding = json.dumps(card, ensure_ascii=False).encode(), None
+                response.headers.popall("Content-Encoding", None)
             self._record_rewrite("agent_card", log.changed, log.left_alone)
+        else:
+            self.proxy.warn(
+                f"{self.request.rel_url.path}: cannot read the agent card; passed on unrewritten, "
+                "so clients may bypass the proxy"
+            )
+        base = self._base(Direction.S2C)
+        self.recorder.open((self.ex, Direction.S2C), BodyStream(base, redact=self.recorder.redact, encoding=encoding))
         response.content_length = len(body)
         await response.prepare(self.request)
         await self._write(response, body)
