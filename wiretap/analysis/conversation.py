@@ -6,7 +6,7 @@ The one place that knows how a message event is shaped; analyses see ``Message``
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +56,13 @@ class Message:
         return code if isinstance(code, int) else None
 
 
+def _id_key(msg_id: Any) -> Hashable:
+    """A dict key for a JSON-RPC id that keeps 1, "1" and true apart."""
+    if isinstance(msg_id, str | int | float | None):
+        return (type(msg_id).__name__, msg_id)
+    return ("json", json.dumps(msg_id, sort_keys=True))
+
+
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -72,11 +79,11 @@ class Conversation:
     """Pairs responses with requests as events stream past; yields Messages and other events."""
 
     def __init__(self) -> None:
-        self._open: dict[tuple[str, str], list[Message]] = {}
+        self._open: dict[tuple[str, Hashable], list[Message]] = {}
         self._rest_open: dict[int, Message] = {}
         self._a2a_version: dict[int, str] = {}
         self._status: dict[int, int] = {}
-        self._streaming: dict[int, list[tuple[tuple[str, str], Message]]] = {}
+        self._streaming: dict[int, list[tuple[tuple[str, Hashable], Message]]] = {}
 
     def feed(self, event: Event) -> Iterator[Message | Event]:
         kind = event.get("kind")
@@ -121,7 +128,7 @@ class Conversation:
                 a2a_version=version,
             )
             if kind == REQUEST:
-                self._open.setdefault((direction, json.dumps(body.get("id"))), []).append(message)
+                self._open.setdefault((direction, _id_key(body.get("id"))), []).append(message)
             return message
         response = Message(
             t,
@@ -135,7 +142,7 @@ class Conversation:
             a2a_version=version,
         )
         requester = Direction.S2C.value if direction == Direction.C2S.value else Direction.C2S.value
-        key = (requester, json.dumps(body.get("id")))
+        key = (requester, _id_key(body.get("id")))
         waiting = self._open.get(key)
         if waiting:
             request = next((w for w in waiting if ex is not None and w.ex == ex), waiting[0])
@@ -184,7 +191,7 @@ class Conversation:
             request.answered_by(response)
         return response
 
-    def _close(self, key: tuple[str, str], request: Message) -> None:
+    def _close(self, key: tuple[str, Hashable], request: Message) -> None:
         waiting = self._open.get(key, [])
         if request in waiting:
             waiting.remove(request)
