@@ -13,6 +13,7 @@ from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
+from wiretap.sessions import NotASession, is_session, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
 
@@ -90,7 +91,7 @@ def proxy(
 
 
 @cli.command()
-@click.argument("recording", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("recording", type=click.Path(path_type=Path))
 @click.option("--follow", "-f", is_flag=True, help="Keep showing events as the recording grows.")
 @click.option("--method", "-m", "methods", multiple=True, help="Only these methods (glob; repeatable).")
 @click.option(
@@ -115,19 +116,16 @@ def show(
     as_json: bool,
     color: bool | None,
 ) -> None:
-    """Print a recording as a timeline: time, IN/OUT, method, summary, lifecycle."""
+    """Print a recording (or each recording of a session folder) as a timeline."""
     keep = RowFilter(methods, direction, text, since, until)
     out = click.get_text_stream("stdout")
     try:
-        show_timeline(
-            recording,
-            printer_for(out, as_json=as_json, color=color),
-            out,
-            keep,
-            follow=follow,
-            notes=sys.stderr,
-        )
-    except (NotARecording, UnsupportedFormat) as exc:
+        for heading, path in _recordings_of(recording):
+            if heading and not as_json:
+                out.write(f"== {heading}\n")
+            printer = printer_for(out, as_json=as_json, color=color)
+            show_timeline(path, printer, out, keep, follow=follow, notes=sys.stderr)
+    except (NotARecording, UnsupportedFormat, NotASession) as exc:
         raise click.ClickException(str(exc)) from None
     except BrokenPipeError:
         quiet_broken_pipe()
@@ -138,7 +136,7 @@ def show(
 
 
 @cli.command()
-@click.argument("recording", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("recording", type=click.Path(path_type=Path))
 @click.option(
     "--format",
     "-f",
@@ -149,7 +147,7 @@ def show(
     help="Rich tables, JSON for CI, or Markdown for an issue or a post.",
 )
 def report(recording: Path, fmt: str) -> None:
-    """Measure a recording: poll intervals, cancel on exit, polling during open questions, findings."""
+    """Measure a recording (or a session folder): poll intervals, cancel on exit, open questions, findings."""
     import json
 
     from rich.console import Console
@@ -158,21 +156,79 @@ def report(recording: Path, fmt: str) -> None:
     from wiretap.render.report import render_markdown, render_text
 
     try:
-        result = report_recording(recording)
-    except (NotARecording, UnsupportedFormat) as exc:
+        client_exit = open_session(recording).client_exited_monotonic if is_session(recording) else None
+        results = [report_recording(path, client_exited_monotonic=client_exit) for _, path in _recordings_of(recording)]
+    except (NotARecording, UnsupportedFormat, NotASession) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
     out = click.get_text_stream("stdout")
     try:
         if fmt == "json":
-            out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+            document: object = (
+                results[0]
+                if not is_session(recording)
+                else {"session": open_session(recording).manifest, "reports": results}
+            )
+            out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         elif fmt == "markdown":
-            render_markdown(result, out)
+            for result in results:
+                render_markdown(result, out)
         else:
-            render_text(result, Console(file=out, highlight=False, soft_wrap=not out.isatty()))
+            console = Console(file=out, highlight=False, soft_wrap=not out.isatty())
+            for result in results:
+                render_text(result, console)
     except BrokenPipeError:
         quiet_broken_pipe()
+
+
+@cli.command()
+@click.option(
+    "--in",
+    "root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("wiretap-sessions"),
+    show_default=True,
+    help="Where the sessions are.",
+)
+@click.option("--limit", "-n", type=click.IntRange(1), default=20, show_default=True)
+def sessions(root: Path, limit: int) -> None:
+    """List recent sessions recorded by 'wiretap -- CLIENT …', newest first."""
+    found = recent_sessions(root, limit)
+    if not found:
+        click.echo(f"no sessions under {root}", err=True)
+        return
+    for session in found:
+        click.echo(session.describe())
+
+
+@cli.command(context_settings={"allow_interspersed_args": False})
+@click.option("--out", "-o", type=click.Path(path_type=Path, file_okay=False), help="Session folder.")
+@click.argument("client", nargs=-1, required=True, type=click.UNPROCESSED)
+def wrap(out: Path | None, client: tuple[str, ...]) -> None:
+    """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
+    from wiretap.clients import UnknownClient
+    from wiretap.clients.claude_code import ConfigError
+    from wiretap.session import Session
+
+    try:
+        session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ)
+        returncode = session.run()
+    except (UnknownClient, ConfigError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except FileExistsError as exc:
+        raise click.ClickException(f"{exc.filename}: exists; choose another --out") from None
+    except (OSError, RuntimeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    exit_like(returncode)
+
+
+def _recordings_of(path: Path) -> list[tuple[str, Path]]:
+    """A recording, or a session folder's recordings with a heading each."""
+    if path.is_dir():
+        session = open_session(path)
+        return [(f"{server['name']} ({server['transport']}): {file}", file) for server, file in session.recordings]
+    return [("", path)]
 
 
 @cli.command()
@@ -191,5 +247,9 @@ def quiet_broken_pipe() -> None:
     sys.exit(0)
 
 
-def main() -> None:
-    cli(prog_name="wiretap")
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    # "wiretap [--out DIR] -- claude …" is the wrap command without its name.
+    if "--" in args and (not args or args[0] not in cli.commands):
+        args = ["wrap", *args]
+    cli(args=args, prog_name="wiretap")

@@ -34,6 +34,7 @@ class ExitWatch:
         self._open_connections = 0
         self._last_close: float | None = None
         self.end_t = 0.0
+        self._signals_noted = False
 
     def feed(self, event: Event) -> None:
         kind, t = event.get("kind"), float(event.get("t", 0.0))
@@ -45,7 +46,7 @@ class ExitWatch:
             if self.client is None:
                 self.client = ClientExit(t, str(event.get("signal")), [f"{t:.2f} s: {event.get('signal')} received"])
         elif kind == Kind.EXIT:
-            how = f"killed by {event['signal']}" if "signal" in event else f"exited with code {event.get('code')}"
+            how = f"was killed by {event['signal']}" if "signal" in event else f"exited with code {event.get('code')}"
             self.server = ServerExit(t, how, event.get("status"))
         elif kind == Kind.HTTP_REQUEST:
             self._last_request_t = t
@@ -55,16 +56,25 @@ class ExitWatch:
                 self._last_close = t
 
     def manifest_exit(self, t: float, detail: str) -> None:
-        """The client's exit as a session manifest records it (wins over what the traffic shows)."""
-        self.client = ClientExit(t, "client exited", [f"{t:.2f} s: {detail}"])
+        """The client's exit as a session manifest records it; the earliest sign of leaving counts."""
+        self.finish_traffic()
+        if self.client is None or t < self.client.t:
+            self.client = ClientExit(t, "client exited", [f"{t:.2f} s: {detail}"])
+        else:
+            self.client.evidence.append(f"{t:.2f} s: {detail}")
 
     def finish(self) -> None:
+        self.finish_traffic()
+        if self.client is not None and self.signals and not self._signals_noted:
+            self._signals_noted = True
+            self.client.evidence += [f"{t:.2f} s: {name} received" for t, name in self.signals[1:]]
+
+    def finish_traffic(self) -> None:
+        """Decide from the traffic alone (the last connection closing) if nothing else said so."""
         closed = self._last_close
         quiet_since = self._last_request_t is None or (closed is not None and closed >= self._last_request_t)
         if self.client is None and closed is not None and self._open_connections <= 0 and quiet_since:
             self.client = ClientExit(closed, "last connection closed", [f"{closed:.2f} s: the last connection closed"])
-        if self.client is not None and self.signals:
-            self.client.evidence += [f"{t:.2f} s: {name} received" for t, name in self.signals[1:]]
 
     def describe_server(self) -> dict[str, Any] | None:
         if self.server is None:

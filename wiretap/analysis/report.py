@@ -261,10 +261,17 @@ class Analysis:
         return {"verdict": verdict, "evidence": evidence, "longest_gap": _r(worst.longest_gap)}
 
 
-def report_recording(path: Path) -> dict[str, Any]:
-    """Stream one recording through every analysis. Raises NotARecording / OSError."""
+def report_recording(path: Path, *, client_exited_monotonic: float | None = None) -> dict[str, Any]:
+    """Stream one recording through every analysis. Raises NotARecording / OSError.
+
+    ``client_exited_monotonic``: the client's exit from a session manifest, on the machine's monotonic
+    clock; it counts when it comes before every sign of leaving in the traffic.
+    """
     analysis = Analysis()
     with open_recording(path) as reader:
         for event in reader.events():
             analysis.feed(event)
+        origin = reader.header.get("monotonic_origin")
+        if client_exited_monotonic is not None and isinstance(origin, int | float):
+            analysis.exits.manifest_exit(client_exited_monotonic - origin, "the client exited (session manifest)")
         return analysis.report(reader.header, str(path), len(reader.skipped.lines))

@@ -40,7 +40,8 @@ class Recorder:
         self._lock = threading.RLock()
         self._streams: dict[Hashable, RecordStream] = {}
         self._last_t = 0.0
-        writer.add(0.0, encode_event(header.to_dict()))
+        # The monotonic origin lets recordings made side by side (a session) share one clock.
+        writer.add(0.0, encode_event({**header.to_dict(), "monotonic_origin": round(self._start, 6)}))
         writer.flush()
         self._thread = threading.Thread(target=self._run, name="wiretap-recorder", daemon=True)
         self._thread.start()

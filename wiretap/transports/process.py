@@ -14,14 +14,14 @@ from collections.abc import Callable, Sequence
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
+def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A preexec_fn that has the kernel send ``signum`` to the child when its parent dies (Linux)."""
     if not sys.platform.startswith("linux"):
         return None
 
     def preexec() -> None:
-        # SIGKILL: if the tap was killed, its client is escalating already; the server goes with it.
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
         if os.getppid() != parent_pid:
             os._exit(1)
 
@@ -38,7 +38,8 @@ def spawn(argv: Sequence[str], *, env: dict[str, str] | None = None) -> subproce
         bufsize=0,
         env=env,
         process_group=0,
-        preexec_fn=_die_with_parent(os.getpid()),
+        # SIGKILL: if the tap was killed, its client is escalating already; the server goes with it.
+        preexec_fn=die_with_parent(os.getpid()),
     )
 
 

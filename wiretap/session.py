@@ -1,0 +1,234 @@
+"""``wiretap -- CLIENT …``: run an MCP client with every server it uses tapped, into one session folder.
+
+The client owns the terminal: wiretap prints nothing while it runs, passes stdin, stdout, stderr,
+window size and exit status through untouched (the client inherits them), and only afterwards prints
+a short summary. The user's own configuration files are never written; the generated config lives in
+a private temporary file that is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from wiretap.clients import client_for
+from wiretap.clients.servers import Server
+from wiretap.model import utc_iso_ms
+from wiretap.paths import safe_name, utc_stamp
+from wiretap.transports.process import die_with_parent
+
+DEFAULT_DIR = Path("wiretap-sessions")
+MANIFEST = "manifest.json"
+PROXY_START_TIMEOUT = 20.0
+
+
+@dataclass
+class Wrapped:
+    server: Server
+    recording: Path
+    entry: dict[str, Any]
+    """The entry that goes into the generated config."""
+    proxy: subprocess.Popen[str] | None = None
+
+
+def new_session_dir(out: Path | None, started: float) -> Path:
+    folder = out if out is not None else DEFAULT_DIR / utc_stamp(started)
+    folder.mkdir(parents=True, mode=0o700, exist_ok=out is not None)
+    return folder
+
+
+def _unique_names(servers: list[Server]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for server in servers:
+        base = safe_name(server.name)
+        name, n = base, 1
+        while name in names.values():
+            n += 1
+            name = f"{base}-{n}"
+        names[server.name] = name
+    return names
+
+
+def _tap_entry(server: Server, recording: Path) -> dict[str, Any]:
+    entry = dict(server.entry)
+    command = [str(entry.pop("command", "")), *map(str, entry.pop("args", []) or [])]
+    tap = [sys.executable, "-m", "wiretap", "tap", "--out", str(recording), "--name", server.name, "--", *command]
+    return {**entry, "type": "stdio", "command": tap[0], "args": tap[1:]}
+
+
+def _start_proxy(server: Server, recording: Path, log: Path) -> tuple[subprocess.Popen[str], str]:
+    url = str(server.entry.get("url", ""))
+    command = [
+        sys.executable,
+        "-m",
+        "wiretap",
+        "proxy",
+        "--upstream",
+        url,
+        "--out",
+        str(recording),
+        "--name",
+        server.name,
+    ]
+    with log.open("w") as log_file:
+        # Its own session keeps the terminal's Ctrl-C away from it; the parent-death signal keeps it
+        # from outliving us.
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+            text=True,
+            start_new_session=True,
+            preexec_fn=die_with_parent(os.getpid(), signal.SIGTERM),
+        )
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    if not line:
+        proc.wait(PROXY_START_TIMEOUT)
+        raise RuntimeError(f"the proxy for {server.name} did not start: {log.read_text().strip()}")
+    return proc, line
+
+
+def wrap_servers(servers: list[Server], folder: Path) -> tuple[list[Wrapped], list[str]]:
+    names = _unique_names(servers)
+    wrapped: list[Wrapped] = []
+    skipped: list[str] = []
+    for server in servers:
+        recording = folder / f"{names[server.name]}.jsonl"
+        if server.transport == "stdio":
+            wrapped.append(Wrapped(server, recording, _tap_entry(server, recording)))
+        elif server.transport in ("http", "sse") and server.entry.get("url"):
+            proxy, url = _start_proxy(server, recording, folder / f"{names[server.name]}.proxy.log")
+            entry = {**server.entry, "url": url}
+            wrapped.append(Wrapped(server, recording, entry, proxy))
+        else:
+            skipped.append(f"{server.name}: transport {server.transport!r} is not one wiretap can wrap")
+    return wrapped, skipped
+
+
+def _write_private_json(data: Any) -> Path:
+    fd, name = tempfile.mkstemp(prefix="wiretap-mcp-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=2)
+    return Path(name)
+
+
+def _message_count(recording: Path) -> int:
+    try:
+        with recording.open("rb") as f:
+            return sum(1 for line in f if b'"kind":"message"' in line)
+    except OSError:
+        return 0
+
+
+class Session:
+    def __init__(self, argv: list[str], *, out: Path | None, cwd: Path, env: Mapping[str, str]) -> None:
+        self.client = client_for(argv[0])
+        self.discovery = self.client.discover(argv, cwd, env)
+        self.started = time.time()
+        self.started_monotonic = time.monotonic()
+        self.folder = new_session_dir(out, self.started)
+        self.wrapped: list[Wrapped] = []
+        self.skipped = list(self.discovery.skipped)
+        self.manifest: dict[str, Any] = {
+            "kind": "wiretap-session",
+            "format": 1,
+            "client": self.client.NAME,
+            "client_argv": list(argv),
+            "cwd": str(cwd),
+            "started": utc_iso_ms(self.started),
+            "started_monotonic": round(self.started_monotonic, 6),
+        }
+
+    def run(self, stderr: IO[str] = sys.stderr) -> int:
+        config_path: Path | None = None
+        try:
+            self.wrapped, skipped = wrap_servers(self.discovery.servers, self.folder)
+            self.skipped += skipped
+            config_path = _write_private_json({"mcpServers": {w.server.name: w.entry for w in self.wrapped}})
+            self._write_manifest(running=True)
+            returncode = self._run_client(self.client.launch_argv(self.discovery.client_argv, config_path))
+        finally:
+            self._stop_proxies()
+            if config_path is not None:
+                config_path.unlink(missing_ok=True)
+        self._write_manifest(running=False)
+        self._summary(stderr)
+        return returncode
+
+    def _run_client(self, argv: list[str]) -> int:
+        # Ctrl-C and Ctrl-\ reach the client from the terminal; we only pass on what is sent to us alone.
+        previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGQUIT)}
+        self.manifest["client_started"] = round(time.monotonic() - self.started_monotonic, 6)
+        try:
+            proc = subprocess.Popen(argv)
+        except OSError as exc:
+            self.manifest["client_error"] = str(exc)
+            raise
+        forward = {s: signal.signal(s, lambda n, _f: proc.send_signal(n)) for s in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            returncode = proc.wait()
+        finally:
+            for signum, handler in {**previous, **forward}.items():
+                signal.signal(signum, handler)
+        exited = time.monotonic()
+        self.manifest["client_exited"] = round(exited - self.started_monotonic, 6)
+        self.manifest["client_exited_monotonic"] = round(exited, 6)
+        self.manifest["exit"] = (
+            {"code": returncode} if returncode >= 0 else {"signal": signal.Signals(-returncode).name}
+        )
+        return returncode
+
+    def _stop_proxies(self) -> None:
+        for wrapped in self.wrapped:
+            if wrapped.proxy is not None and wrapped.proxy.poll() is None:
+                wrapped.proxy.send_signal(signal.SIGINT)
+        for wrapped in self.wrapped:
+            if wrapped.proxy is not None:
+                try:
+                    wrapped.proxy.wait(10)
+                except subprocess.TimeoutExpired:
+                    wrapped.proxy.kill()
+                    wrapped.proxy.wait()
+                if wrapped.proxy.stdout is not None:
+                    wrapped.proxy.stdout.close()
+
+    def _write_manifest(self, *, running: bool) -> None:
+        self.manifest["running"] = running
+        self.manifest["servers"] = [
+            {
+                "name": w.server.name,
+                "scope": w.server.scope,
+                "transport": w.server.transport,
+                "recording": w.recording.name,
+                "messages": None if running else _message_count(w.recording),
+                "missing_variables": sorted(w.server.missing_vars),
+            }
+            for w in self.wrapped
+        ]
+        self.manifest["not_wrapped"] = self.skipped
+        path = self.folder / MANIFEST
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(self.manifest, indent=2) + "\n")
+        temporary.chmod(0o600)
+        temporary.replace(path)
+
+    def _summary(self, stderr: IO[str]) -> None:
+        lines = [f"wiretap: session {self.folder}"]
+        for server in self.manifest["servers"]:
+            lines.append(f"  {server['name']} ({server['transport']}): {server['messages']} messages")
+        lines += [f"  not wrapped: {reason}" for reason in self.skipped]
+        lines.append(f"  read it with: wiretap show {self.folder}   (or: wiretap report {self.folder})")
+        with contextlib.suppress(OSError):
+            print("\n".join(lines), file=stderr, flush=True)
