@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 import aiohttp
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.web_protocol import RequestHandler
 from yarl import URL
 
@@ -42,6 +42,16 @@ class ProxyConfig:
     """The upstream's base URL (scheme, host, port and the path clients start from)."""
     ssl_context: ssl.SSLContext | bool | None = None
     """For an https upstream: a context with extra CAs, False to skip verification, None for defaults."""
+
+
+class _ForwardedRequest(aiohttp.ClientRequest):
+    """Adds no Content-Length of its own to a request the client sent without a body (aiohttp would)."""
+
+    def update_body_from_data(self, body: Any, *args: Any, **kwargs: Any) -> None:
+        had_length = hdrs.CONTENT_LENGTH in self.headers
+        super().update_body_from_data(body, *args, **kwargs)
+        if body is None and not had_length:
+            self.headers.pop(hdrs.CONTENT_LENGTH, None)
 
 
 class _TrackedServer(web.Server):
@@ -93,6 +103,7 @@ class HttpProxy:
             auto_decompress=False,
             skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
             cookie_jar=aiohttp.DummyCookieJar(),
+            request_class=_ForwardedRequest,
         )
         self._runner = web.ServerRunner(_TrackedServer(self), handle_signals=False, access_log=None)
         await self._runner.setup()

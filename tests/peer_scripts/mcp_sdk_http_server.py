@@ -1,0 +1,91 @@
+"""An MCP Streamable HTTP server on the real MCP Python SDK 2.3.0, for tests/test_real_mcp_http.py.
+
+Runs in the peer venv's python: ``mcp_sdk_http_server.py --log FILE``. It binds 127.0.0.1 on a free
+port, prints its endpoint URL (``http://127.0.0.1:PORT/mcp``) as the first line of stdout, and serves
+until SIGINT or SIGTERM. One endpoint serves both eras, as ``MCPServer.streamable_http_app()`` does:
+a request with ``MCP-Protocol-Version: 2026-07-28`` is a stateless 2026 request; anything else is
+the 2025 stateful session (``initialize``, ``Mcp-Session-Id``, GET stream, DELETE).
+
+Every HTTP exchange the server saw goes to ``--log`` (``http_wire.ExchangeLog``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import IO, Annotated
+
+import anyio
+import uvicorn
+from http_wire import ExchangeLog, loopback_socket
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+server = MCPServer("wiretap-http-peer", version="1.0.0", instructions="A test peer for wiretap.", log_level="WARNING")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+async def count(n: int, ctx: Context) -> str:
+    """Report progress n times, then answer."""
+    for i in range(1, n + 1):
+        await ctx.report_progress(i, n, f"step {i}")
+    return f"counted to {n}"
+
+
+@server.tool()
+def forecast(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})], days: int) -> str:
+    """A tool whose region argument travels as the Mcp-Param-Region header too (2026-07-28)."""
+    return f"{days} sunny days in {region}"
+
+
+@server.tool()
+def fail() -> str:
+    """Always fails."""
+    raise ToolError("deliberate failure")
+
+
+@server.resource("notes://café/menu", mime_type="text/plain")
+def menu() -> str:
+    """A resource whose URI is not ASCII, so its Mcp-Name header is base64-encoded."""
+    return "croissant, café crème"
+
+
+@server.prompt()
+def greet(name: str) -> str:
+    """Greet someone."""
+    return f"Say hello to {name}."
+
+
+async def serve(log: IO[str]) -> None:
+    sock = loopback_socket()
+    port = sock.getsockname()[1]
+    app = ExchangeLog(server.streamable_http_app(), log)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+    print(f"http://127.0.0.1:{port}/mcp", flush=True)
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--log", required=True)
+    args = parser.parse_args()
+    with open(args.log, "a", encoding="utf-8") as log:
+        anyio.run(serve, log)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
