@@ -183,6 +183,64 @@ def report(recording: Path, fmt: str) -> None:
 
 
 @cli.command()
+@click.argument("recording", type=click.Path(path_type=Path))
+@click.option(
+    "--expect",
+    "-e",
+    "expectations",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The expectations (YAML; see recordings/*.expect.yaml).",
+)
+def check(recording: Path, expectations: Path) -> None:
+    """Check a recording (or session folder) against expectations; exit 1 if any fails, 2 on a bad file."""
+    from wiretap.checking import check as run_checks
+    from wiretap.checking import load_expectations
+    from wiretap.expect.schema import BadExpectations
+
+    try:
+        judged = run_checks(recording, load_expectations(expectations))
+    except BadExpectations as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(2)
+    except (NotARecording, UnsupportedFormat, NotASession) as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
+    failed = [j for j in judged if not j.outcome.ok]
+    for j in judged:
+        mark = "ok  " if j.outcome.ok else "FAIL"
+        where = f"  [{j.recording.name}]" if is_session(recording) else ""
+        click.echo(f"{mark} {expectations}:{j.expectation.line} {j.expectation.name}: {j.outcome.summary}{where}")
+        for line in [] if j.outcome.ok else j.outcome.evidence:
+            click.echo(f"       {line}")
+    click.echo(f"{len(judged) - len(failed)} of {len(judged)} expectations hold")
+    sys.exit(1 if failed else 0)
+
+
+@cli.command()
+@click.argument("a", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("b", type=click.Path(path_type=Path, dir_okay=False))
+def diff(a: Path, b: Path) -> None:
+    """Compare two recordings by behaviour; exit 1 when they differ."""
+    from wiretap.diffing import diff as compare
+
+    try:
+        result = compare(a, b)
+    except (NotARecording, UnsupportedFormat) as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{exc.filename}: {exc.strerror or exc}") from None
+    for title, lines in {**result.sections, **result.notes}.items():
+        if lines:
+            click.echo(f"== {title}" + (" (for information)" if title in result.notes else ""))
+            for line in lines:
+                click.echo(f"  {line}")
+    click.echo("the recordings behave differently" if result.differs else "no difference in behaviour")
+    sys.exit(1 if result.differs else 0)
+
+
+@cli.command()
 @click.option(
     "--in",
     "root",

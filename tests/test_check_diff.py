@@ -1,0 +1,110 @@
+"""``wiretap check`` against YAML expectations, and ``wiretap diff`` between recordings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wiretap.model import Header
+from wiretap.recording.writer import encode_event
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "recordings" / "demo.jsonl"
+EXT = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
+
+
+def wiretap(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "wiretap", *args], capture_output=True, text=True, timeout=60)
+
+
+def task_recording(path: Path, poll_times: list[float], *, asked_ms: int = 3000, cancel: bool = False) -> Path:
+    """A client polling one 2026-07-28 extension task at ``poll_times``, then closing stdin."""
+    events: list[dict[str, Any]] = []
+
+    def msg(t: float, direction: str, body: dict[str, Any]) -> None:
+        events.append({"t": t, "kind": "message", "dir": direction, "msg": {"jsonrpc": "2.0", **body}})
+
+    msg(0.1, "c2s", {"id": 1, "method": "tools/call", "params": {"name": "build", "_meta": EXT}})
+    msg(
+        0.2,
+        "s2c",
+        {"id": 1, "result": {"resultType": "task", "taskId": "T", "status": "working", "pollIntervalMs": asked_ms}},
+    )
+    for n, t in enumerate(poll_times, 2):
+        msg(t, "c2s", {"id": n, "method": "tasks/get", "params": {"taskId": "T"}})
+        msg(t + 0.01, "s2c", {"id": n, "result": {"resultType": "complete", "taskId": "T", "status": "working"}})
+    if cancel:
+        msg(poll_times[-1] + 0.5, "c2s", {"id": 99, "method": "tasks/cancel", "params": {"taskId": "T"}})
+    events.append({"t": poll_times[-1] + 1, "kind": "eof", "dir": "c2s"})
+    header = Header(transport="stdio", name="t", argv=[]).to_dict()
+    path.write_bytes(b"".join(encode_event(e)[0] for e in [header, *events]))
+    return path
+
+
+def expectations(path: Path, body: str) -> Path:
+    path.write_text("version: 1\nexpect:\n" + body)
+    return path
+
+
+def test_the_shipped_demo_expectations_hold() -> None:
+    result = wiretap("check", str(DEMO), "--expect", str(REPO / "recordings" / "demo.expect.yaml"))
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.strip().endswith("7 of 7 expectations hold")
+
+
+def test_polls_within_tolerance_pass_and_a_drifting_client_fails_with_evidence(tmp_path: Path) -> None:
+    rules = expectations(
+        tmp_path / "e.yaml", "  - poll_interval: {within: 10%, every: true}\n  - cancel_on_exit: sent\n"
+    )
+    steady = task_recording(tmp_path / "steady.jsonl", [3.2, 6.2, 9.2, 12.2], cancel=True)
+    assert wiretap("check", str(steady), "--expect", str(rules)).returncode == 0
+    drifting = task_recording(tmp_path / "drift.jsonl", [3.2, 6.2, 10.2, 14.2])
+    result = wiretap("check", str(drifting), "--expect", str(rules))
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"FAIL {rules}:3 poll_interval: task T: 2 interval(s) outside 3.000 s ± 10%")
+    assert "intervals 3.00, 4.00 ×2 s" in lines[1]
+    assert any(
+        line.startswith(f"FAIL {rules}:4 cancel_on_exit: expected sent, the recording shows not_sent") for line in lines
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "message"),
+    [
+        ("  - poll_interval: {within: lots}\n", 3, "percentage"),
+        ("  - cancel_on_exit: maybe\n", 3, "one of: sent, not_sent, no_live_tasks"),
+        ("  - messages: {method: x}\n  - teleport: yes\n", 4, "unknown check 'teleport'"),
+        ("  - messages: {method: [unclosed\n", 4, "not valid YAML"),
+        ("  - !!python/object:os.system {}\n", 3, "not valid YAML"),
+    ],
+)
+def test_a_bad_expectations_file_exits_2_naming_the_line(tmp_path: Path, body: str, line: int, message: str) -> None:
+    rules = expectations(tmp_path / "bad.yaml", body)
+    result = wiretap("check", str(DEMO), "--expect", str(rules))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"Error: {rules}:{line}: ") and message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_diff_finds_a_changed_cadence_and_a_new_finding_and_nothing_when_equal(tmp_path: Path) -> None:
+    a = task_recording(tmp_path / "a.jsonl", [3.2, 6.2, 9.2])
+    b = task_recording(tmp_path / "b.jsonl", [1.2, 2.2, 3.2, 4.2, 5.2])
+    same = wiretap("diff", str(a), str(a))
+    assert same.returncode == 0 and same.stdout.strip().endswith("no difference in behaviour")
+    changed = wiretap("diff", str(a), str(b))
+    assert changed.returncode == 1
+    assert "task 1 (build): median poll interval 3.0 s → 1.0 s" in changed.stdout
+    assert changed.stdout.strip().endswith("the recordings behave differently")
+
+
+def test_diff_shows_a_changed_method_sequence(tmp_path: Path) -> None:
+    a = task_recording(tmp_path / "a.jsonl", [3.2, 6.2])
+    b = task_recording(tmp_path / "b.jsonl", [3.2, 6.2], cancel=True)
+    result = wiretap("diff", str(a), str(b))
+    assert result.returncode == 1
+    assert "+c2s tasks/cancel" in result.stdout

@@ -1,0 +1,40 @@
+"""The method sequence of a recording: what each side asked, in order, without ids."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from wiretap.model import Event, Kind
+
+
+def method_of(event: Event) -> str | None:
+    """The JSON-RPC method or A2A REST operation of a request or notification event, else None."""
+    if event.get("kind") != Kind.MESSAGE:
+        return None
+    rest = event.get("rest")
+    if isinstance(rest, dict) and event.get("dir") == "c2s":
+        return str(rest.get("operation"))
+    msg: Any = event.get("msg")
+    if isinstance(msg, dict) and isinstance(msg.get("method"), str):
+        return str(msg["method"])
+    return None
+
+
+def sequence(events: Iterable[Event]) -> list[tuple[str, str]]:
+    """(direction, method) for every request and notification, in order."""
+    return [(str(e.get("dir")), m) for e in events if (m := method_of(e)) is not None]
+
+
+def collapse(items: list[tuple[str, str]]) -> list[str]:
+    """Runs of the same message as one line: ``c2s tasks/get ×12``."""
+    lines: list[str] = []
+    previous, count = None, 0
+    for item in [*items, None]:
+        if item == previous:
+            count += 1
+            continue
+        if previous is not None:
+            lines.append(f"{previous[0]} {previous[1]}" + (f" ×{count}" if count > 1 else ""))
+        previous, count = item, 1
+    return lines

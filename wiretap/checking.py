@@ -1,0 +1,55 @@
+"""``wiretap check``: expectations about behaviour, judged on a recording or a session folder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from wiretap.analysis.methods import sequence
+from wiretap.analysis.report import report_recording
+from wiretap.expect.checks import CHECKS, VALIDATORS, Facts, Outcome
+from wiretap.expect.schema import BadExpectations, Expectation, Expectations, load
+from wiretap.recording.reader import open_recording
+from wiretap.sessions import is_session, open_session
+
+
+@dataclass
+class Judged:
+    recording: Path
+    expectation: Expectation
+    outcome: Outcome
+
+
+def load_expectations(path: Path) -> Expectations:
+    expectations = load(path, set(CHECKS))
+    for item in expectations.checks:
+        try:
+            VALIDATORS[item.name](item.arg)
+        except ValueError as exc:
+            raise BadExpectations(f"{path}:{item.line}: {exc}") from None
+    return expectations
+
+
+def facts(path: Path, client_exited_monotonic: float | None = None) -> Facts:
+    report = report_recording(path, client_exited_monotonic=client_exited_monotonic)
+    with open_recording(path) as reader:
+        return Facts(report, sequence(reader.events()))
+
+
+def targets(path: Path, server: str | None) -> list[tuple[Path, float | None]]:
+    if not is_session(path):
+        return [(path, None)]
+    session = open_session(path)
+    chosen = [(info, file) for info, file in session.recordings if server in (None, info["name"])]
+    if not chosen:
+        raise BadExpectations(f"{path}: no recording for server {server!r} in this session")
+    return [(file, session.client_exited_monotonic) for _, file in chosen]
+
+
+def check(path: Path, expectations: Expectations) -> list[Judged]:
+    judged = []
+    for recording, client_exit in targets(path, expectations.server):
+        known = facts(recording, client_exit)
+        for item in expectations.checks:
+            judged.append(Judged(recording, item, CHECKS[item.name](item.arg, known)))
+    return judged
