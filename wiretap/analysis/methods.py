@@ -24,17 +24,3 @@ def method_of(event: Event) -> str | None:
 def sequence(events: Iterable[Event]) -> list[tuple[str, str]]:
     """(direction, method) for every request and notification, in order."""
     return [(str(e.get("dir")), m) for e in events if (m := method_of(e)) is not None]
-
-
-def collapse(items: list[tuple[str, str]]) -> list[str]:
-    """Runs of the same message as one line: ``c2s tasks/get ×12``."""
-    lines: list[str] = []
-    previous, count = None, 0
-    for item in [*items, None]:
-        if item == previous:
-            count += 1
-            continue
-        if previous is not None:
-            lines.append(f"{previous[0]} {previous[1]}" + (f" ×{count}" if count > 1 else ""))
-        previous, count = item, 1
-    return lines

@@ -9,7 +9,6 @@ event stream (a 2024-11-05 ``endpoint`` event may need the same).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import ssl
@@ -369,8 +368,3 @@ class _Exchange:
         self.recorder.event(Kind.REWRITE, ex=self.ex, what=what, changed=changed, left_alone=left_alone)
         for item in left_alone:
             self.proxy.warn(f"{what}: {item['field']} points at another host ({item['url']}); left alone, not proxied")
-
-
-async def serve_forever() -> None:
-    with contextlib.suppress(asyncio.CancelledError):
-        await asyncio.Event().wait()
