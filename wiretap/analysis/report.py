@@ -31,6 +31,13 @@ def _r(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
+def _median(values: list[float]) -> float | None:
+    distribution = Distribution()
+    for value in values:
+        distribution.add(value)
+    return distribution.quantile(0.5) if distribution.count else None
+
+
 def _pattern(intervals: list[float]) -> str:
     """Intervals as a person reads them: 0.50, 1.00, 2.00, 4.00, then 5.00 ×7."""
     if not intervals:
@@ -141,6 +148,7 @@ class Analysis:
             "first_poll_after": _r(times[0] - task.created_at) if times else None,
             "intervals": summary.as_dict() if summary else None,
             "pattern": _pattern(intervals),
+            "settled_interval": _r(_median(intervals[len(intervals) // 2 :])),
             "failed_polls": len(task.polls.errors),
             "states": [{"t": _r(t), "state": s.raw} for t, s in task.states],
             "final_state": task.state.raw if task.state else None,
@@ -175,20 +183,27 @@ class Analysis:
                 "verdict": f"{len(tasks)} task(s), polled fewer than twice: no poll interval to measure.",
                 "evidence": [],
             }
-        pooled = Distribution()
+        pooled, settled = Distribution(), Distribution()
         for task in polled:
-            for a, b in pairwise(task.polls.times):
-                pooled.add(b - a)
-        median = pooled.quantile(0.5)
+            intervals = [b - a for a, b in pairwise(task.polls.times)]
+            for n, interval in enumerate(intervals):
+                pooled.add(interval)
+                if n >= len(intervals) // 2:
+                    settled.add(interval)
+        median, steady = pooled.quantile(0.5), settled.quantile(0.5)
         asked = [task.requested_poll_ms for task in polled if task.requested_poll_ms is not None]
         if asked:
             requested = max(set(asked), key=asked.count)
-            ratio = median / (requested / 1000) if requested else float("inf")
+            ratio = steady / (requested / 1000) if requested else float("inf")
             tail = f"the server asked for {requested} ms: {ratio:.2f}× the requested interval"
         else:
             tail = "the server asked for no interval (Claude Code's rule would poll every 2.00 s)"
-        measured = f"median of {pooled.count} intervals, {len(polled)} task(s)"
-        verdict = f"The client polled every {median:.2f} s ({measured}); {tail}."
+        measured = f"median of the later {settled.count} of {pooled.count} intervals, {len(polled)} task(s)"
+        verdict = f"The client polled every {steady:.2f} s ({measured}); {tail}."
+        if abs(median - steady) > 0.2 * steady:
+            verdict += (
+                f" Its first polls came {'sooner' if median < steady else 'later'} (overall median {median:.2f} s)."
+            )
         evidence = []
         for task in polled:
             times = task.polls.times
@@ -203,6 +218,7 @@ class Analysis:
             "verdict": verdict,
             "evidence": evidence,
             "median_interval": _r(median),
+            "settled_interval": _r(steady),
             "requested_poll_ms": max(set(asked), key=asked.count) if asked else None,
         }
 
