@@ -37,8 +37,11 @@ def write_recording(path: Path, messages: int) -> None:
                 task_id = f"task-{cycle // 40}-{task}"
                 request = {"jsonrpc": "2.0", "id": next_id, "method": "tasks/get", "params": {"taskId": task_id}}
                 status = "working" if cycle % 40 else "completed"
-                result = {"jsonrpc": "2.0", "id": next_id,
-                          "result": {"taskId": task_id, "status": status, "pollInterval": 500}}
+                result = {
+                    "jsonrpc": "2.0",
+                    "id": next_id,
+                    "result": {"taskId": task_id, "status": status, "pollInterval": 500},
+                }
                 t += 0.0005
                 out.write(encode_event({"t": round(t, 6), "kind": "message", "dir": "c2s", "msg": request})[0])
                 t += 0.0005
@@ -62,8 +65,9 @@ def child(kind: str, path: str) -> None:
 
 
 def measure(kind: str, path: Path) -> dict[str, float]:
-    output = subprocess.run([sys.executable, __file__, "--child", kind, str(path)], capture_output=True, text=True,
-                            check=True)
+    output = subprocess.run(
+        [sys.executable, __file__, "--child", kind, str(path)], capture_output=True, text=True, check=True
+    )
     return dict(json.loads(output.stdout))
 
 
@@ -92,10 +96,15 @@ def main() -> None:
     for name, entry in results.items():
         print(f"{name:<22}{statistics.median(entry['seconds']):>10.2f}{statistics.median(entry['peak_mib']):>10.1f}")
     size = args.messages
-    ratio = statistics.median(results[f"report@{size}"]["seconds"]) / statistics.median(results[f"json@{size}"]["seconds"])
+    ratio = statistics.median(results[f"report@{size}"]["seconds"]) / statistics.median(
+        results[f"json@{size}"]["seconds"]
+    )
     growth = statistics.median(results[f"report@{size}"]["peak_mib"]) / statistics.median(
-        results[f"report@{size // 4}"]["peak_mib"])
-    print(f"report / json.loads pass at {size} messages: {ratio:.2f}×; peak memory at {size} vs {size // 4}: {growth:.2f}×")
+        results[f"report@{size // 4}"]["peak_mib"]
+    )
+    print(
+        f"report / json.loads pass at {size} messages: {ratio:.2f}×; peak memory at {size} vs {size // 4}: {growth:.2f}×"
+    )
 
 
 if __name__ == "__main__":

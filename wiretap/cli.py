@@ -118,7 +118,7 @@ def show(
 ) -> None:
     """Print a recording (or each recording of a session folder) as a timeline."""
     keep = RowFilter(methods, direction, text, since, until)
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     try:
         for heading, path in _recordings_of(recording):
             if heading and not as_json:
@@ -141,10 +141,10 @@ def show(
     "--format",
     "-f",
     "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(["text", "json", "markdown", "html"]),
     default="text",
     show_default=True,
-    help="Rich tables, JSON for CI, or Markdown for an issue or a post.",
+    help="Rich tables, JSON for CI, Markdown for an issue or a post, or one self-contained HTML page.",
 )
 def report(recording: Path, fmt: str) -> None:
     """Measure a recording (or a session folder): poll intervals, cancel on exit, open questions, findings."""
@@ -162,7 +162,7 @@ def report(recording: Path, fmt: str) -> None:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     try:
         if fmt == "json":
             document: object = (
@@ -174,6 +174,10 @@ def report(recording: Path, fmt: str) -> None:
         elif fmt == "markdown":
             for result in results:
                 render_markdown(result, out)
+        elif fmt == "html":
+            from wiretap.export.html import render_html
+
+            out.write(render_html(results))
         else:
             console = Console(file=out, highlight=False, soft_wrap=not out.isatty())
             for result in results:
@@ -303,6 +307,12 @@ def quiet_broken_pipe() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     sys.exit(0)
+
+
+cli.add_command(__import__("wiretap.replay.cli", fromlist=["replay"]).replay)
+
+
+cli.add_command(__import__("wiretap.export.command", fromlist=["export"]).export)
 
 
 def main(argv: list[str] | None = None) -> None:

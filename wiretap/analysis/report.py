@@ -31,6 +31,16 @@ def _r(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
+def settled(intervals: list[float]) -> list[float]:
+    """The intervals once a client has backed off to its cadence: from the first one that reaches 80 % of
+    where it ends up (the median of the last three)."""
+    if len(intervals) < 3:
+        return intervals
+    end = sorted(intervals[-3:])[1]
+    start = next((n for n, value in enumerate(intervals) if value >= 0.8 * end), 0)
+    return intervals[start:]
+
+
 def _median(values: list[float]) -> float | None:
     distribution = Distribution()
     for value in values:
@@ -148,7 +158,7 @@ class Analysis:
             "first_poll_after": _r(times[0] - task.created_at) if times else None,
             "intervals": summary.as_dict() if summary else None,
             "pattern": _pattern(intervals),
-            "settled_interval": _r(_median(intervals[len(intervals) // 2 :])),
+            "settled_interval": _r(_median(settled(intervals))),
             "failed_polls": len(task.polls.errors),
             "states": [{"t": _r(t), "state": s.raw} for t, s in task.states],
             "final_state": task.state.raw if task.state else None,
@@ -183,14 +193,14 @@ class Analysis:
                 "verdict": f"{len(tasks)} task(s), polled fewer than twice: no poll interval to measure.",
                 "evidence": [],
             }
-        pooled, settled = Distribution(), Distribution()
+        pooled, after_ramp = Distribution(), Distribution()
         for task in polled:
             intervals = [b - a for a, b in pairwise(task.polls.times)]
-            for n, interval in enumerate(intervals):
+            for interval in intervals:
                 pooled.add(interval)
-                if n >= len(intervals) // 2:
-                    settled.add(interval)
-        median, steady = pooled.quantile(0.5), settled.quantile(0.5)
+            for interval in settled(intervals):
+                after_ramp.add(interval)
+        median, steady = pooled.quantile(0.5), after_ramp.quantile(0.5)
         asked = [task.requested_poll_ms for task in polled if task.requested_poll_ms is not None]
         if asked:
             requested = max(set(asked), key=asked.count)
@@ -198,7 +208,7 @@ class Analysis:
             tail = f"the server asked for {requested} ms: {ratio:.2f}× the requested interval"
         else:
             tail = "the server asked for no interval (Claude Code's rule would poll every 2.00 s)"
-        measured = f"median of the later {settled.count} of {pooled.count} intervals, {len(polled)} task(s)"
+        measured = f"median of {after_ramp.count} of {pooled.count} intervals after any back-off, {len(polled)} task(s)"
         verdict = f"The client polled every {steady:.2f} s ({measured}); {tail}."
         if abs(median - steady) > 0.2 * steady:
             verdict += (

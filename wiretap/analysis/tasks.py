@@ -13,7 +13,7 @@ from typing import Any
 
 from wiretap.analysis.conversation import NOTIFICATION, REQUEST, RESPONSE, Message
 from wiretap.analysis.findings import Findings
-from wiretap.analysis.states import INPUT_REQUIRED, State, a2a_state, mcp_state
+from wiretap.analysis.states import COMPLETED, FAILED, INPUT_REQUIRED, State, a2a_state, mcp_state
 
 MCP_2025 = "mcp-2025-11-25"
 MCP_EXTENSION = "mcp-tasks-extension"
@@ -92,6 +92,8 @@ class Task:
     answers: list[tuple[float, str]] = field(default_factory=list)
     create_request_id: Any = None
     terminal_at: float | None = None
+    told_terminal_at: float | None = None
+    """When an answer to one of the client's own requests showed the end (a notification may go unread)."""
     not_found_at: float | None = None
 
     @property
@@ -178,7 +180,7 @@ class TaskTracker:
     def _poll(self, task: Task, m: Message) -> None:
         previous_error = task.polls.last_error()
         task.polls.add(m.t)
-        if task.terminal_at is not None and m.t > task.terminal_at:
+        if task.told_terminal_at is not None and m.t > task.told_terminal_at:
             self.findings.poll_after_terminal(task, m.t)
         if task.not_found_at is not None and previous_error in _NOT_FOUND:
             self.findings.polled_unknown_task(task, m.t)
@@ -206,6 +208,8 @@ class TaskTracker:
                 task.answers.append((m.t, f"elicitation {result.get('action', 'answer')}"))
         elif method in ("tasks/get", "GetTask"):
             self._poll_answer(request, m, result)
+        elif method == "tasks/result":
+            self._result_answer(request, m, result)
         elif method in ("tasks/cancel", "CancelTask"):
             self._cancel_answer(request, m, result)
         elif method in _A2A_SEND or method in _A2A_SUBSCRIBE:
@@ -217,7 +221,7 @@ class TaskTracker:
         task_id = _d(request.params.get("message")).get("taskId")
         key = self._key("a2a", task_id) if task_id else self._request_task_key(request)
         task = self.tasks.get(key) if key else None
-        known_terminal = task is not None and task.terminal_at is not None and request.t > task.terminal_at
+        known_terminal = task is not None and task.told_terminal_at is not None and request.t > task.told_terminal_at
         if known_terminal or m.error_code in (-32004, -32002):
             self.findings.request_to_terminal(task, request, m)
 
@@ -242,12 +246,12 @@ class TaskTracker:
         if not supported:
             self.findings.task_without_support(task, request, m)
 
-    def _mcp_fields(self, task: Task, task_dict: dict[str, Any], t: float) -> None:
+    def _mcp_fields(self, task: Task, task_dict: dict[str, Any], t: float, *, told: bool = True) -> None:
         interval = task_dict.get("pollIntervalMs", task_dict.get("pollInterval"))
         if isinstance(interval, int | float) and not isinstance(interval, bool):
             task.requested_poll_ms = int(interval)
         if "status" in task_dict:
-            self._state(task, mcp_state(task_dict["status"]), t, None)
+            self._state(task, mcp_state(task_dict["status"]), t, None, told=told)
         if task.design == MCP_2025 and "pollIntervalMs" in task_dict:
             task.design = MCP_EXTENSION
 
@@ -266,6 +270,14 @@ class TaskTracker:
             self._mcp_fields(task, result, m.t)
         else:
             self._a2a_task(task, result, m)
+
+    def _result_answer(self, request: Message, m: Message, result: dict[str, Any]) -> None:
+        """2025-11-25: tasks/result answers once the task has ended, with the tool's result or error."""
+        task = self.tasks.get(f"mcp:{request.params.get('taskId')}")
+        if task is None or task.told_terminal_at is not None:
+            return
+        ended = FAILED if m.error is not None or result.get("isError") is True else COMPLETED
+        self._state(task, mcp_state(ended), m.t, m)
 
     def _cancel_answer(self, request: Message, m: Message, result: dict[str, Any]) -> None:
         key = self._request_task_key(request)
@@ -306,7 +318,7 @@ class TaskTracker:
         if m.method in ("notifications/tasks/status", "notifications/tasks"):
             task = self.tasks.get(f"mcp:{m.params.get('taskId')}")
             if task is not None:
-                self._mcp_fields(task, m.params, m.t)
+                self._mcp_fields(task, m.params, m.t, told=False)
 
     def _elicitation(self, m: Message) -> None:
         """A 2025-11-25 task asks its question with an elicitation/create tagged with the task."""
@@ -316,13 +328,15 @@ class TaskTracker:
 
     # -- state bookkeeping -------------------------------------------------------------------------
 
-    def _state(self, task: Task, state: State, t: float, m: Message | None) -> None:
+    def _state(self, task: Task, state: State, t: float, m: Message | None, *, told: bool = True) -> None:
         if state.canonical == "unknown":
             self.findings.unknown_state(task, t, state.raw)
         if task.state is None or task.state.raw != state.raw:
             task.states.append((t, state))
         if state.terminal and task.terminal_at is None:
             task.terminal_at = t
+        if state.terminal and told and task.told_terminal_at is None:
+            task.told_terminal_at = t
 
     def _failed_run(self, task: Task) -> None:
         if task.polls.trailing_failures() == FAILED_RUN:

@@ -1,0 +1,95 @@
+"""``wiretap export``: a recording as an SVG timeline, a Mermaid sequence diagram, HAR 1.2 or an HTML report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from wiretap.recording.migrate import UnsupportedFormat
+from wiretap.recording.reader import NotARecording
+from wiretap.sessions import NotASession, is_session, open_session
+
+FORMATS = ("svg", "mermaid", "har", "html")
+_BY_SUFFIX = {".svg": "svg", ".mmd": "mermaid", ".mermaid": "mermaid", ".har": "har", ".html": "html", ".htm": "html"}
+
+
+class NothingToExport(click.ClickException):
+    """The recording holds nothing the format can carry (HAR of a stdio recording)."""
+
+
+def render(recording: Path, fmt: str) -> str:
+    """The export of a recording (or a session folder, as HTML) as text.
+
+    Raises NotARecording, UnsupportedFormat, NotASession, click.ClickException, OSError."""
+    if fmt == "har":
+        from wiretap.export.har import NotHttp, har_of_recording
+
+        try:
+            return json.dumps(har_of_recording(recording), indent=2, ensure_ascii=False) + "\n"
+        except NotHttp as exc:
+            raise NothingToExport(str(exc)) from None
+    if fmt == "mermaid":
+        from wiretap.export.mermaid import mermaid_of_recording
+
+        return mermaid_of_recording(recording)
+    from wiretap.analysis.report import report_recording
+
+    if is_session(recording):
+        return _session(recording, fmt)
+    report = report_recording(recording)
+    if fmt == "html":
+        from wiretap.export.html import render_html
+
+        return render_html([report])
+    from wiretap.export.lanes import timeline_of
+    from wiretap.export.svg import render_svg
+
+    return render_svg(timeline_of(report))
+
+
+def _session(folder: Path, fmt: str) -> str:
+    """A session folder as one HTML page; the other formats take one of its recordings."""
+    from wiretap.analysis.report import report_recording
+    from wiretap.export.html import render_html
+
+    session = open_session(folder)
+    if fmt != "html":
+        files = ", ".join(str(path) for _, path in session.recordings) or "none"
+        raise click.ClickException(f"{folder} is a session folder: export one of its recordings as {fmt} ({files})")
+    client_exit = session.client_exited_monotonic
+    reports = [report_recording(path, client_exited_monotonic=client_exit) for _, path in session.recordings]
+    return render_html(reports, heading=f"wiretap session {folder.name}")
+
+
+@click.command()
+@click.argument("recording", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="svg: a timeline; mermaid: a sequence diagram; har: the HTTP exchanges; html: the report. "
+    "Default: from --out's suffix, else svg.",
+)
+@click.option("--out", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write here (default: stdout).")
+def export(recording: Path, fmt: str | None, out: Path | None) -> None:
+    """Export a RECORDING as a picture, a diagram, a HAR file for browser devtools, or an HTML report.
+
+    A session folder exports as one HTML page of all its recordings.
+    """
+    chosen = fmt or (_BY_SUFFIX.get(out.suffix.lower()) if out is not None else None) or "svg"
+    try:
+        text = render(recording, chosen)
+    except (NotARecording, UnsupportedFormat, NotASession) as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
+    if out is None:
+        click.get_text_stream("stdout").write(text)
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"{out}: {exc.strerror or exc}") from None

@@ -1,0 +1,290 @@
+"""``wiretap report --format html``: one self-contained page per report (no network: CSS and JS inline).
+
+The verdicts with their evidence, the SVG timeline, the tables (tasks, open questions, findings,
+latency) and every message, filterable, each expanding to its recorded JSON. ``page.html#q=tasks/get``
+opens with that filter applied, so a link can point at the messages that matter.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from wiretap.export.lanes import timeline_of
+from wiretap.export.svg import render_svg
+from wiretap.recording.reader import open_recording
+from wiretap.render.timeline import Row, rows
+
+MAX_MESSAGES = 5000
+"""Rows listed per recording; past that the page says how many it left out (wiretap show has them all)."""
+MAX_JSON = 20_000
+"""Characters of one event's JSON shown; the rest is cut with a note."""
+VERDICTS = (
+    ("poll_intervals", "Poll intervals"),
+    ("cancel_on_exit", "Cancel on exit"),
+    ("elicitation_gaps", "Polling while a question was open"),
+)
+
+STYLE = """
+:root { --ink: #0f172a; --muted: #64748b; --line: #e2e8f0; --soft: #f8fafc; --accent: #1d4ed8; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
+  color: var(--ink); background: #fff; }
+main { max-width: 1120px; margin: 0 auto; padding: 24px 20px 48px; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 32px 0 8px; }
+h3 { font-size: 15px; margin: 24px 0 8px; }
+.meta, .rule, .note { color: var(--muted); font-size: 13px; }
+.verdicts { display: grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap: 12px; margin: 12px 0; }
+.verdict { border: 1px solid var(--line); border-left: 4px solid var(--accent); border-radius: 6px; padding: 10px 12px;
+  background: var(--soft); }
+.verdict h4 { margin: 0 0 4px; font-size: 13px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
+.verdict p { margin: 0 0 6px; }
+.verdict ul { margin: 0; padding-left: 18px; color: #334155; font-size: 12.5px; }
+figure.timeline { margin: 12px 0; padding: 8px; border: 1px solid var(--line); border-radius: 6px; overflow-x: auto; }
+figure.timeline svg { display: block; width: 100%; max-width: 1080px; height: auto; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; margin: 4px 0 8px; }
+th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { background: var(--soft); font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.sev { display: inline-block; padding: 0 6px; border-radius: 9px; font-size: 12px; font-weight: 600; }
+.sev.error { background: #fee2e2; color: #991b1b; } .sev.warning { background: #fef3c7; color: #92400e; }
+.sev.info { background: #e0f2fe; color: #075985; }
+.filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 8px 0; position: sticky; top: 0;
+  background: #fff; padding: 6px 0; z-index: 1; }
+.filters input[type=search] { flex: 1 1 260px; padding: 5px 8px; border: 1px solid #cbd5e1; border-radius: 4px;
+  font: inherit; }
+.filters select { padding: 4px; font: inherit; }
+.messages details { border-bottom: 1px solid var(--line); }
+.messages summary { cursor: pointer; padding: 3px 4px; font: 12.5px/1.5 ui-monospace, "SFMono-Regular", Menlo, Consolas,
+  monospace; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.messages summary:hover { background: var(--soft); }
+.messages .t { color: var(--muted); display: inline-block; width: 6.5em; text-align: right; margin-right: 1em; }
+.messages .lane { display: inline-block; width: 3.2em; font-weight: 600; }
+.messages .IN .lane { color: #1d4ed8; } .messages .OUT .lane { color: #0f766e; }
+.messages .ERR .lane { color: #b45309; }
+.messages .method { display: inline-block; min-width: 14em; margin-right: 1em; }
+.messages .error summary { color: #b91c1c; }
+.messages pre { margin: 0 0 8px 7.5em; padding: 8px; background: var(--soft); border: 1px solid var(--line);
+  border-radius: 4px; overflow-x: auto; font-size: 12px; }
+.hidden { display: none; }
+"""
+
+SCRIPT = """
+(function () {
+  for (const section of document.querySelectorAll("section.recording")) {
+    const text = section.querySelector("input.filter-text");
+    const lane = section.querySelector("select.filter-lane");
+    const errors = section.querySelector("input.filter-errors");
+    const count = section.querySelector(".filter-count");
+    const items = Array.from(section.querySelectorAll(".messages details"));
+    function apply() {
+      const words = text.value.toLowerCase().split(/\\s+/).filter(Boolean);
+      let shown = 0;
+      for (const item of items) {
+        const hay = item.dataset.search;
+        const ok = words.every((w) => hay.includes(w)) && (!lane.value || item.dataset.lane === lane.value)
+          && (!errors.checked || item.dataset.error === "1");
+        item.classList.toggle("hidden", !ok);
+        if (ok) shown += 1;
+      }
+      count.textContent = shown + " of " + items.length + " shown";
+    }
+    text.addEventListener("input", apply);
+    lane.addEventListener("change", apply);
+    errors.addEventListener("change", apply);
+    section.querySelector("button.expand").addEventListener("click", () => {
+      for (const item of items) if (!item.classList.contains("hidden")) item.open = true;
+    });
+    section.querySelector("button.collapse").addEventListener("click", () => {
+      for (const item of items) item.open = false;
+    });
+    const asked = new URLSearchParams(location.hash.slice(1)).get("q");
+    if (asked) text.value = asked;
+    apply();
+  }
+})();
+"""
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def _table(columns: Sequence[str], body: Sequence[Sequence[Any]], numeric: frozenset[int] = frozenset()) -> str:
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    lines = []
+    for row in body:
+        cells = []
+        for n, value in enumerate(row):
+            if isinstance(value, tuple):  # (already escaped HTML,)
+                cells.append(f"<td>{value[0]}</td>")
+            else:
+                cells.append(f"<td{' class=num' if n in numeric else ''}>{escape(_cell(value))}</td>")
+        lines.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
+
+
+def _tasks(report: dict[str, Any]) -> str:
+    columns = [
+        "task",
+        "protocol",
+        "tool",
+        "created s",
+        "asked ms",
+        "applied ms",
+        "polls",
+        "interval min / median / p95 / max s",
+    ]
+    columns += ["final state", "live at client exit", "cancelled"]
+    body = []
+    for task in report["tasks"]:
+        spread = task["intervals"] or {}
+        intervals = " / ".join(_cell(spread.get(k)) for k in ("min", "median", "p95", "max")) if spread else None
+        cancels = ", ".join(f"{c['via']} at {c['t']:.2f} s" for c in task["cancels"]) or None
+        body.append([task["id"], f"{task['protocol']} ({task['design']})", task["tool"], task["created_at"]])
+        body[-1] += [task["requested_poll_ms"], task["applied_poll_ms"], len(task["polls"]), intervals]
+        body[-1] += [task["final_state"], task["live_at_client_exit"], cancels]
+    return _table(columns, body, frozenset({3, 4, 5, 6}))
+
+
+def _questions(report: dict[str, Any]) -> str:
+    columns = ["kind", "task / keys", "open s", "closed s", "polls inside", "longest gap s", "between s"]
+    columns += ["cadence outside s", "answered by"]
+    body = []
+    for q in report["questions"]:
+        between = q["longest_gap_between"]
+        body.append([q["kind"], q["task"] or ", ".join(q["keys"]), q["opened"], q["closed"], len(q["polls_inside"])])
+        body[-1] += [q["longest_gap"], f"{between[0]:.2f}–{between[1]:.2f}" if between else None]
+        body[-1] += [q["cadence_outside"], q["answered_by"] or "never answered"]
+    return _table(columns, body, frozenset({2, 3, 4, 5, 7}))
+
+
+def _findings(report: dict[str, Any]) -> str:
+    body = []
+    for f in report["findings"]:
+        badge = (f'<span class="sev {escape(f["severity"])}">{escape(f["severity"])}</span>',)
+        times = ", ".join(f"{t:.2f}" for t in f["times"]) + (f" (×{f['count']})" if f["count"] > 1 else "")
+        body.append([badge, f["code"], times, f["message"], f["advice"]])
+    return _table(["severity", "code", "times s", "finding", "advice"], body)
+
+
+def _latency(report: dict[str, Any]) -> str:
+    body = [[r["method"], r["count"], r["errors"], r["p50_ms"], r["p95_ms"], r["max_ms"]] for r in report["latency"]]
+    return _table(["method", "count", "errors", "p50 ms", "p95 ms", "max ms"], body, frozenset({1, 2, 3, 4, 5}))
+
+
+def _verdicts(report: dict[str, Any]) -> str:
+    cards = []
+    for key, title in VERDICTS:
+        verdict = report["verdicts"][key]
+        evidence = "".join(f"<li>{escape(line)}</li>" for line in verdict["evidence"])
+        cards.append(
+            f'<div class="verdict {key}"><h4>{escape(title)}</h4><p>{escape(verdict["verdict"])}</p>'
+            f"{f'<ul>{evidence}</ul>' if evidence else ''}</div>"
+        )
+    return f'<div class="verdicts">{"".join(cards)}</div>'
+
+
+def _event_json(row: Row) -> str:
+    text = json.dumps(row.event, indent=2, ensure_ascii=False)
+    if len(text) > MAX_JSON:
+        text = text[:MAX_JSON] + f"\n… {len(text) - MAX_JSON} more characters (see wiretap show --json)"
+    return text
+
+
+def _message_items(report: dict[str, Any]) -> Iterator[str]:
+    with open_recording(Path(report["recording"]["source"])) as reader:
+        for n, row in enumerate(rows(reader.events())):
+            if n == MAX_MESSAGES:
+                yield f'<p class="note">Only the first {MAX_MESSAGES} events are listed; wiretap show lists all.</p>'
+                return
+            search = escape(f"{row.t:.2f} {row.lane} {row.title} {row.summary} {row.where}".lower())
+            lane = escape(row.lane)
+            yield (
+                f'<details class="{lane}{" error" if row.error else ""}" data-lane="{lane}" '
+                f'data-error="{int(row.error)}" data-search="{search}">'
+                f'<summary><span class="t">{row.t:.3f}</span><span class="lane">{lane}</span>'
+                f'<span class="method">{escape(row.title)}</span>{escape(row.summary)}</summary>'
+                f"<pre>{escape(_event_json(row))}</pre></details>"
+            )
+
+
+def _filters() -> str:
+    options = "".join(
+        f'<option value="{escape(v)}">{escape(label)}</option>'
+        for v, label in (
+            ("", "all"),
+            ("IN", "IN: to the server"),
+            ("OUT", "OUT: from the server"),
+            ("---", "lifecycle"),
+            ("ERR", "stderr"),
+        )
+    )
+    return (
+        '<div class="filters"><input type="search" class="filter-text" placeholder="Filter: method, id, text…" '
+        f'aria-label="Filter messages"><select class="filter-lane" aria-label="Direction">{options}</select>'
+        '<label><input type="checkbox" class="filter-errors"> errors only</label>'
+        '<button type="button" class="expand">expand shown</button>'
+        '<button type="button" class="collapse">collapse all</button>'
+        '<span class="filter-count note"></span></div>'
+    )
+
+
+def _section(report: dict[str, Any], n: int) -> Iterator[str]:
+    rec, messages = report["recording"], report["messages"]
+    yield f'<section class="recording" id="recording-{n}">'
+    yield f"<h2>{escape(str(rec['name']))} <span class=meta>({escape(str(rec['transport']))})</span></h2>"
+    skipped = f", {rec['skipped_lines']} unreadable lines skipped" if rec["skipped_lines"] else ""
+    yield (
+        f'<p class="meta">{escape(str(rec["source"]))} · started {escape(str(rec["started"]))} · '
+        f"{_cell(rec['duration'])} s · {messages.get('c2s', 0)} messages in, {messages.get('s2c', 0)} out · "
+        f"{rec['events']} events{skipped}</p>"
+    )
+    yield _verdicts(report)
+    yield f'<p class="rule">{escape(report["poll_rule"])}.</p>'
+    yield f'<h3>Timeline</h3><figure class="timeline">{render_svg(timeline_of(report))}</figure>'
+    for title, present, table in (
+        ("Tasks", report["tasks"], _tasks),
+        ("Open questions", report["questions"], _questions),
+        ("Findings", report["findings"], _findings),
+        ("Latency per method", report["latency"], _latency),
+    ):
+        if present:
+            yield f"<h3>{title}</h3>{table(report)}"
+    yield f"<h3>Messages</h3>{_filters()}<div class=messages>"
+    yield from _message_items(report)
+    yield "</div></section>"
+
+
+def render_html(reports: Sequence[dict[str, Any]], heading: str | None = None) -> str:
+    """One HTML page for one or more reports (a session's recordings), with everything inline."""
+    names = ", ".join(str(r["recording"]["name"]) for r in reports)
+    title = heading or f"wiretap report: {names}"
+    parts = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">",
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body><main>",
+        f"<h1>{escape(title)}</h1>",
+    ]
+    if len(reports) > 1:
+        links = "".join(
+            f'<li><a href="#recording-{n}">{escape(str(r["recording"]["name"]))}</a></li>'
+            for n, r in enumerate(reports)
+        )
+        parts.append(f"<nav><ul>{links}</ul></nav>")
+    for n, report in enumerate(reports):
+        parts += _section(report, n)
+    parts.append(f"</main><script>{SCRIPT}</script></body></html>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,519 @@
+"""A recorded client, driving a live server: ``wiretap replay RECORDING --as client -- SERVER…``.
+
+The recorded client's messages go out in order, each once the responses it had when it was sent have
+arrived, and at its recorded offset from the later of the previous message and those responses
+(scaled by the pace). Ids the live server makes up (a task id, a context id) are learned from its
+responses and put in place of the recorded ones in what is sent next. A request from the server
+(elicitation, roots, sampling) is matched to a recorded one and answered with the recorded answer,
+under the live request's id. Every live response is then compared with the recorded one, volatile parts
+ignored (diff.py); a task poll that caught the task in another of its recorded states is timing, not a
+difference. With ``--out`` the live run is recorded through ``wiretap tap`` (stdio) or ``wiretap proxy``
+(HTTP), as any other run would be.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+from urllib.parse import urlsplit
+
+from wiretap.framing import LineFramer
+from wiretap.replay.diff import Difference, describe, differences
+from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request, failures
+from wiretap.replay.pace import RECORDED, Pace
+from wiretap.replay.player import dumps
+from wiretap.replay.script import (
+    POLL_METHODS,
+    ClientItem,
+    Exchange,
+    Json,
+    Script,
+    Step,
+    id_key,
+    is_request,
+    is_response,
+)
+from wiretap.replay.tasks import reported_state
+from wiretap.replay.volatile import Volatile
+
+WIRETAP = [sys.executable, "-m", "wiretap"]
+LEARNED_KEYS = frozenset({"taskId", "id", "contextId", "sessionId"})
+"""Keys whose values a live server makes up afresh; learned from its responses."""
+NO_ANSWER_CODE = -32601
+STOP_GRACE = 5.0
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    pace: Pace = RECORDED
+    volatile: Volatile = field(default_factory=Volatile)
+    timeout: float = 30.0
+    """How long to wait for each live response."""
+    match_on: tuple[str, ...] = DEFAULT_MATCH_ON
+    """How a live server's request is matched to a recorded one."""
+    out: Path | None = None
+
+
+@dataclass
+class Compared:
+    exchange: Exchange
+    live: Json | None
+    differences: list[Difference]
+    timing: str | None = None
+    """Why a difference was let go: a poll that caught the task in another recorded state."""
+
+    @property
+    def differs(self) -> bool:
+        return self.live is None or bool(self.differences)
+
+    def describe(self) -> str:
+        head = f"#{self.exchange.number} {self.exchange.request.describe(80)}"
+        if self.live is None:
+            return f"{head}: no live response"
+        return f"{head}: {describe(self.differences, limit=5)}"
+
+
+@dataclass
+class ClientResult:
+    compared: list[Compared] = field(default_factory=list)
+    unexpected: list[str] = field(default_factory=list)
+    """Requests from the live server that the recording could not answer."""
+    recording: Path | None = None
+    server_status: int | None = None
+
+    @property
+    def differing(self) -> list[Compared]:
+        return [c for c in self.compared if c.differs]
+
+    @property
+    def exit_status(self) -> int:
+        return 1 if self.differing or self.unexpected else 0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "responses": len(self.compared),
+            "differing": [
+                {
+                    "number": c.exchange.number,
+                    "method": c.exchange.request.method,
+                    "live": c.live is not None,
+                    "differences": [d.as_dict() for d in c.differences],
+                }
+                for c in self.differing
+            ],
+            "timing": [{"number": c.exchange.number, "why": c.timing} for c in self.compared if c.timing],
+            "unexpected": self.unexpected,
+            "recording": None if self.recording is None else str(self.recording),
+            "server_status": self.server_status,
+        }
+
+    def report(self, out: IO[str]) -> None:
+        for compared in self.differing:
+            print(compared.describe(), file=out)
+        for note in self.unexpected:
+            print(note, file=out)
+
+
+class Link(Protocol):
+    """The way to the live server."""
+
+    async def send(self, item: ClientItem, message: Json) -> None: ...
+
+    async def close(self) -> None:
+        """End of input: close the server's stdin, or end the HTTP session."""
+
+
+def learn(recorded: Any, live: Any, into: dict[str, Any], key: str | None = None) -> None:
+    """Where the live value of a made-up id differs from the recorded one, remember recorded → live."""
+    if isinstance(recorded, dict) and isinstance(live, dict):
+        for k, value in recorded.items():
+            if k in live:
+                learn(value, live[k], into, k)
+    elif isinstance(recorded, list) and isinstance(live, list):
+        for a, b in zip(recorded, live, strict=False):
+            learn(a, b, into, key)
+    elif key in LEARNED_KEYS and isinstance(recorded, str) and isinstance(live, str | int) and recorded != live:
+        into[recorded] = live
+
+
+def swapped(value: Any, swaps: dict[str, Any]) -> Any:
+    """``value`` with every string that is a learned recorded id replaced by the live one."""
+    if not swaps:
+        return value
+    if isinstance(value, dict):
+        return {k: swapped(v, swaps) for k, v in value.items()}
+    if isinstance(value, list):
+        return [swapped(v, swaps) for v in value]
+    if isinstance(value, str) and value in swaps:
+        return swaps[value]
+    return value
+
+
+def _without_id(message: Json) -> Json:
+    return {k: v for k, v in message.items() if k != "id"}
+
+
+class Driver:
+    def __init__(self, script: Script, options: ClientOptions, clock: Any = time.monotonic) -> None:
+        self.script = script
+        self.options = options
+        self.clock = clock
+        self.swaps: dict[str, Any] = {}
+        self.waiting: dict[Hashable, asyncio.Future[tuple[float, Json]]] = {}
+        self.received_at: dict[int, float] = {}
+        """Exchange number → when its live response came."""
+        self.live: dict[int, Json] = {}
+        self.answered: set[int] = set()
+        self.unexpected: list[str] = []
+        self.used: set[int] = set()
+        """The recorded server requests answered already (by id())."""
+        self.link: Link | None = None
+        self._answering: set[asyncio.Task[None]] = set()
+
+    def now(self) -> float:
+        return float(self.clock())
+
+    async def run(self, link: Link) -> ClientResult:
+        self.link = link
+        pace, loop = self.options.pace, asyncio.get_running_loop()
+        items = [i for i in self.script.client_items if i.answers is None]
+        first_t = items[0].t if items else 0.0
+        prev_recorded, prev_live = first_t, self.now()
+        sent: list[Exchange] = []
+        for item in items:
+            base_recorded, base_live = prev_recorded, prev_live
+            for exchange in sent:
+                if exchange.response_t is None or exchange.response_t > item.t:
+                    continue
+                at = await self._response(exchange)
+                if at is not None and exchange.response_t >= base_recorded:
+                    base_recorded, base_live = exchange.response_t, at
+            await _until(base_live + pace.live(item.t - base_recorded), self.now)
+            message = swapped(item.message, self.swaps)
+            if item.exchange is not None:
+                key = self._key(item.exchange)
+                self.waiting[key] = loop.create_future()
+                sent.append(item.exchange)
+            await link.send(item, message)
+            prev_recorded, prev_live = item.t, self.now()
+        for exchange in sent:
+            if exchange.response is not None:
+                await self._response(exchange)
+        if self.script.client_eof is not None:
+            await _until(prev_live + pace.live(self.script.client_eof - prev_recorded), self.now)
+        await asyncio.gather(*self._answering, return_exceptions=True)
+        await link.close()
+        return ClientResult([self._compare(e) for e in sent if e.response is not None], self.unexpected)
+
+    def _key(self, exchange: Exchange) -> Hashable:
+        if exchange.rest is not None:
+            return ("rest", exchange.number)
+        return id_key(exchange.message.get("id"))
+
+    async def _response(self, exchange: Exchange) -> float | None:
+        """When the live response to ``exchange`` came (waiting for it); None if it did not in time."""
+        if exchange.number in self.received_at:
+            return self.received_at[exchange.number]
+        future = self.waiting.get(self._key(exchange))
+        if future is None or exchange.number in self.answered:
+            return None
+        self.answered.add(exchange.number)
+        try:
+            at, message = await asyncio.wait_for(asyncio.shield(future), self.options.timeout)
+        except TimeoutError:
+            return None
+        self.received_at[exchange.number] = at
+        self.live[exchange.number] = message
+        if exchange.response is not None:
+            learn(exchange.response, message, self.swaps)
+        return at
+
+    # -- from the live server -----------------------------------------------------------------------
+
+    def received(self, message: Json, exchange: Exchange | None = None) -> None:
+        """A message from the live server; ``exchange``: the request it answers, when the transport knows."""
+        now = self.now()
+        if is_request(message):
+            task = asyncio.create_task(self._answer(message))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+            return
+        rest = exchange is not None and exchange.rest is not None
+        if rest or is_response(message):
+            key = self._key(exchange) if rest and exchange is not None else id_key(message.get("id"))
+            future = self.waiting.get(key)
+            if future is not None and not future.done():
+                future.set_result((now, message))
+
+    async def _answer(self, message: Json) -> None:
+        """Answer a live server's request with the recorded answer to the matching recorded request."""
+        arrived = self.now()
+        volatile, match_on = self.options.volatile, self.options.match_on
+        live = Request.of(message, volatile)
+        asked = [s for s in self.script.server_requests if s.answer is not None and s.message is not None]
+        matching = [s for s in asked if not failures(Request.of(s.message or {}, volatile), live, match_on)]
+        step: Step | None = next((s for s in matching if id(s) not in self.used), None) or (
+            matching[-1] if matching else None
+        )
+        if step is None or step.answer is None:
+            self.unexpected.append(f"the live server asked {live.describe(80)}; the recording holds no such request")
+            error = {"code": NO_ANSWER_CODE, "message": "wiretap replay: no recorded answer to this request"}
+            reply: Json = {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
+        else:
+            self.used.add(id(step))
+            await _until(arrived + self.options.pace.live(step.answer.t - step.t), self.now)
+            reply = {**step.answer.message, "id": message.get("id")}
+        if self.link is not None:
+            await self.link.send(ClientItem(self.now(), reply), reply)
+
+    # -- comparing ----------------------------------------------------------------------------------
+
+    def _compare(self, exchange: Exchange) -> Compared:
+        live = self.live.get(exchange.number)
+        if live is None or exchange.response is None:
+            return Compared(exchange, live, [])
+        volatile = self.options.volatile
+        recorded = volatile.normalize(_without_id(swapped(exchange.response, self.swaps)))
+        found = differences(recorded, volatile.normalize(_without_id(live)))
+        compared = Compared(exchange, live, found)
+        if found and exchange.request.method in POLL_METHODS:
+            was, now = reported_state(exchange.response), reported_state(live)
+            task = self.script.tasks.get(exchange.task_key() or "")
+            states = {s.raw for _, s in task.states} if task is not None else set()
+            if was != now and now in states:
+                compared.differences = []
+                compared.timing = f"polled at another moment of the task: recorded {was}, live {now}"
+        return compared
+
+
+async def _until(due: float, now: Any) -> None:
+    delay = due - now()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+# -- stdio ---------------------------------------------------------------------------------------------
+
+
+class StdioLink:
+    """A server process (through ``wiretap tap`` when recording), spoken to on its pipes."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+
+    async def send(self, item: ClientItem, message: Json) -> None:
+        assert self.proc.stdin is not None
+        with contextlib.suppress(ConnectionError):
+            self.proc.stdin.write(dumps(message).encode() + b"\n")
+            await self.proc.stdin.drain()
+
+    async def close(self) -> None:
+        assert self.proc.stdin is not None
+        with contextlib.suppress(ConnectionError, OSError):
+            self.proc.stdin.close()
+            await self.proc.stdin.wait_closed()
+
+    async def read(self, driver: Driver) -> None:
+        assert self.proc.stdout is not None
+        framer = LineFramer()
+        while chunk := await self.proc.stdout.read(1 << 16):
+            for frame in framer.feed(chunk):
+                _deliver(bytes(frame), driver, None)
+        last = framer.close()
+        if last is not None:
+            _deliver(bytes(last), driver, None)
+
+
+def _deliver(data: bytes, driver: Driver, exchange: Exchange | None) -> None:
+    try:
+        body: Any = json.loads(data)
+    except ValueError:
+        return
+    for message in body if isinstance(body, list) else [body]:
+        if isinstance(message, dict):
+            driver.received(message, exchange)
+
+
+async def _stop(proc: asyncio.subprocess.Process, grace: float = STOP_GRACE) -> int:
+    for signum in (None, signal.SIGTERM, signal.SIGKILL):
+        if signum is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signum)
+        try:
+            return await asyncio.wait_for(proc.wait(), grace)
+        except TimeoutError:
+            continue
+    return await proc.wait()
+
+
+async def replay_stdio(script: Script, server: list[str], options: ClientOptions) -> ClientResult:
+    command = [*WIRETAP, "tap", "--out", str(options.out), "--", *server] if options.out is not None else server
+    proc = await asyncio.create_subprocess_exec(*command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    link = StdioLink(proc)
+    driver = Driver(script, options)
+    reader = asyncio.create_task(link.read(driver))
+    try:
+        result = await driver.run(link)
+    finally:
+        await link.close()
+        status = await _stop(proc)
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+    result.server_status = status
+    return result
+
+
+# -- HTTP ----------------------------------------------------------------------------------------------
+
+_NOT_REPLAYED = frozenset(
+    {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "accept-encoding", "mcp-session-id"}
+)
+
+
+class HttpLink:
+    """POSTs (and A2A REST calls) to a live HTTP server, with the session id it hands out."""
+
+    def __init__(self, session: Any, base: str, driver: Driver, script: Script) -> None:
+        self.http = session
+        self.base = base
+        self.origin = "{0.scheme}://{0.netloc}".format(urlsplit(base))
+        self.driver = driver
+        self.script = script
+        self.session_id: str | None = None
+        self.streams: set[asyncio.Task[None]] = set()
+        self.stream_opened = False
+
+    def _url(self, item: ClientItem) -> str:
+        if item.http is None:
+            return self.base
+        query = f"?{item.http.query}" if item.http.query else ""
+        return f"{self.origin}{item.http.path}{query}"
+
+    def _headers(self, item: ClientItem) -> dict[str, str]:
+        recorded = item.http.request_headers if item.http is not None else {}
+        headers = {k: str(v) for k, v in recorded.items() if k not in _NOT_REPLAYED and not isinstance(v, list)}
+        if item.http is None:
+            headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        if self.session_id:
+            headers["mcp-session-id"] = self.session_id
+        return headers
+
+    async def send(self, item: ClientItem, message: Json) -> None:
+        task = asyncio.create_task(self._exchange(item, message))
+        self.streams.add(task)
+        task.add_done_callback(self.streams.discard)
+        if item.exchange is None:
+            await task
+
+    async def _exchange(self, item: ClientItem, message: Json) -> None:
+        method = item.http.method if item.http is not None and item.rest is not None else "POST"
+        body = dumps(message).encode() if (item.rest is None or message) else None
+        try:
+            async with self.http.request(method, self._url(item), data=body, headers=self._headers(item)) as response:
+                self.session_id = response.headers.get("mcp-session-id", self.session_id)
+                await self._read(response, item.exchange)
+        except OSError as exc:
+            self.driver.unexpected.append(f"#{item.exchange.number if item.exchange else '-'}: {exc}")
+        if self.session_id and self.script.streams and not self.stream_opened:
+            self.stream_opened = True
+            task = asyncio.create_task(self._stream())
+            self.streams.add(task)
+
+    async def _read(self, response: Any, exchange: Exchange | None) -> None:
+        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type == "text/event-stream":
+            from wiretap.sse import SSEDecoder
+
+            decoder = SSEDecoder()
+            async for chunk in response.content.iter_any():
+                for event in decoder.feed(chunk):
+                    if event.data is not None:
+                        _deliver(event.data, self.driver, exchange)
+            for event in decoder.close():
+                if event.data is not None:
+                    _deliver(event.data, self.driver, exchange)
+            return
+        data = await response.read()
+        if exchange is not None and exchange.rest is not None:
+            try:
+                parsed: Any = json.loads(data) if data.strip() else {}
+            except ValueError:
+                parsed = {"raw": data.decode("utf-8", errors="replace")}
+            self.driver.received(parsed if isinstance(parsed, dict) else {"body": parsed}, exchange)
+        elif data.strip():
+            _deliver(data, self.driver, exchange)
+
+    async def _stream(self) -> None:
+        shape = self.script.streams[0]
+        headers = {k: str(v) for k, v in shape.request_headers.items() if k not in _NOT_REPLAYED}
+        headers["mcp-session-id"] = self.session_id or ""
+        with contextlib.suppress(OSError, asyncio.CancelledError):
+            async with self.http.get(f"{self.origin}{shape.path}", headers=headers) as response:
+                if response.status == 200:
+                    await self._read(response, None)
+
+    async def close(self) -> None:
+        if self.session_id and self.script.ends_session:
+            with contextlib.suppress(OSError):
+                async with self.http.delete(self.base, headers={"mcp-session-id": self.session_id}):
+                    pass
+        for task in list(self.streams):
+            task.cancel()
+        await asyncio.gather(*self.streams, return_exceptions=True)
+
+
+async def replay_http(script: Script, upstream: str, options: ClientOptions) -> ClientResult:
+    import aiohttp
+
+    proxy = None
+    base = upstream
+    if options.out is not None:
+        command = [*WIRETAP, "proxy", "--upstream", upstream, "--out", str(options.out)]
+        proxy = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
+        assert proxy.stdout is not None
+        base = (await proxy.stdout.readline()).decode().strip()
+        if not base:
+            await proxy.wait()
+            raise RuntimeError("wiretap proxy did not start")
+    timeout = aiohttp.ClientTimeout(total=None, sock_read=options.timeout)
+    try:
+        async with aiohttp.ClientSession(timeout=timeout, auto_decompress=True) as session:
+            driver = Driver(script, options)
+            result = await driver.run(HttpLink(session, base, driver, script))
+    finally:
+        if proxy is not None and proxy.returncode is None:
+            proxy.send_signal(signal.SIGINT)
+            await _stop(proxy)
+    return result
+
+
+def replay_client(
+    script: Script,
+    server: list[str],
+    upstream: str | None,
+    options: ClientOptions,
+    *,
+    out: IO[str],
+    notes: IO[str],
+) -> ClientResult:
+    """Run the recorded client against the live server; print the differences to ``out``."""
+    runner = replay_http(script, upstream, options) if upstream else replay_stdio(script, server, options)
+    result = asyncio.run(runner)
+    result.recording = options.out
+    result.report(out)
+    timing = [c for c in result.compared if c.timing]
+    print(
+        f"wiretap replay: {len(result.compared)} response(s) compared, {len(result.differing)} differ"
+        + (f", {len(timing)} poll(s) caught the task at another moment" if timing else "")
+        + (f", {len(result.unexpected)} unexpected request(s) from the server" if result.unexpected else ""),
+        file=notes,
+    )
+    return result

@@ -1,0 +1,229 @@
+"""Serving a replay over HTTP: MCP Streamable HTTP (both eras), A2A JSON-RPC and REST.
+
+A POSTed request is answered the way the recorded one was: a JSON body, or an event stream carrying
+everything the server sent for it (progress, requests to the client) and then the response. A POSTed
+notification or response gets ``202 Accepted``. A GET opens the event stream that unprompted messages
+go to, when the recorded client had one (``405`` otherwise); DELETE ends the session. The session id
+the recorded server handed out is handed out again, and every response carries the live request's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+from typing import IO, Any
+
+from aiohttp import web
+
+from wiretap.http.a2a_rest import rest_operation
+from wiretap.http.rewrite import CARD_PATHS
+from wiretap.proxying import parse_listen
+from wiretap.replay.player import Plan, Player, dumps
+from wiretap.replay.script import Json, Step, is_request, is_response
+
+SESSION = "mcp-session-id"
+SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+
+
+def sse_event(step: Step, message: Json | None) -> bytes:
+    fields = step.sse or {}
+    lines = []
+    if fields.get("event"):
+        lines.append(f"event: {fields['event']}")
+    if fields.get("id") is not None:
+        lines.append(f"id: {fields['id']}")
+    data = dumps(message) if message is not None else step.raw or ""
+    lines += [f"data: {part}" for part in data.split("\n")]
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+class EventStream:
+    """An Outlet onto one HTTP response's event stream."""
+
+    def __init__(self, response: web.StreamResponse) -> None:
+        self.response = response
+        self.closed = False
+
+    async def send(self, step: Step, message: Json | None) -> None:
+        if self.closed:
+            return
+        try:
+            await self.response.write(sse_event(step, message))
+        except (ConnectionError, RuntimeError):
+            self.closed = True
+
+
+class Collected:
+    """An Outlet that keeps what it is sent, for a plain JSON response."""
+
+    def __init__(self) -> None:
+        self.messages: list[Json] = []
+
+    async def send(self, step: Step, message: Json | None) -> None:
+        if message is not None:
+            self.messages.append(message)
+
+
+class Streams:
+    """The Outlet for unprompted messages: the latest GET stream; held until one is open."""
+
+    def __init__(self) -> None:
+        self.open: list[EventStream] = []
+        self.held: list[tuple[Step, Json | None]] = []
+
+    async def send(self, step: Step, message: Json | None) -> None:
+        while self.open and self.open[-1].closed:
+            self.open.pop()
+        if not self.open:
+            self.held.append((step, message))
+            return
+        await self.open[-1].send(step, message)
+
+    async def attach(self, stream: EventStream) -> None:
+        self.open.append(stream)
+        held, self.held = self.held, []
+        for step, message in held:
+            await stream.send(step, message)
+
+
+class ReplayServer:
+    def __init__(self, player: Player) -> None:
+        self.player = player
+        self.streams = Streams()
+        self.stopping = asyncio.Event()
+
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        path = request.rel_url.path
+        rest = rest_operation(request.method, path)
+        if rest is not None:
+            return await self._rest(request, rest)
+        if request.method == "POST":
+            return await self._post(request)
+        if request.method == "GET" and path in CARD_PATHS:
+            return await self._card(request)
+        if request.method == "GET":
+            return await self._stream(request)
+        if request.method == "DELETE":
+            return web.Response(status=200, headers=self._session(request, None))
+        return web.Response(status=405)
+
+    @staticmethod
+    def _session(request: web.BaseRequest, plan: Plan | None) -> dict[str, str]:
+        shape = plan.exchange.http if plan is not None and plan.exchange is not None else None
+        recorded = shape.response_headers.get(SESSION) if shape is not None else None
+        value = request.headers.get(SESSION) or recorded
+        return {SESSION: str(value)} if value else {}
+
+    async def _post(self, request: web.BaseRequest) -> web.StreamResponse:
+        try:
+            body: Any = json.loads(await request.read())
+        except ValueError:
+            error = {"code": -32700, "message": "Parse error"}
+            return web.json_response({"jsonrpc": "2.0", "id": None, "error": error}, status=400)
+        messages = [m for m in (body if isinstance(body, list) else [body]) if isinstance(m, dict)]
+        requests = [m for m in messages if is_request(m)]
+        for message in messages:
+            if is_response(message):
+                self.player.client_response(message)
+            elif not is_request(message):
+                self.player.notification(message)
+        if not requests:
+            return web.Response(status=202, headers=self._session(request, None))
+        plans = [self.player.plan(m, path=request.rel_url.path) for m in requests]
+        if len(plans) == 1 and plans[0].event_stream:
+            return await self._answer_streaming(request, plans[0])
+        collected = Collected()
+        await asyncio.gather(*(self.player.perform(plan, collected) for plan in plans))
+        replies = [m for m in collected.messages if "method" not in m]
+        status = plans[0].exchange.http.status if plans[0].exchange and plans[0].exchange.http else None
+        headers = self._session(request, plans[0])
+        if not replies:
+            return web.Response(status=202, headers=headers)
+        payload = replies if isinstance(body, list) else replies[0]
+        text = json.dumps(payload, ensure_ascii=False)
+        return web.Response(status=status or 200, text=text, content_type="application/json", headers=headers)
+
+    async def _answer_streaming(self, request: web.BaseRequest, plan: Plan) -> web.StreamResponse:
+        status = plan.exchange.http.status if plan.exchange and plan.exchange.http else None
+        response = web.StreamResponse(status=status or 200, headers={**SSE_HEADERS, **self._session(request, plan)})
+        await response.prepare(request)
+        await self.player.perform(plan, EventStream(response))
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await response.write_eof()
+        return response
+
+    async def _stream(self, request: web.BaseRequest) -> web.StreamResponse:
+        if not self.player.script.streams:
+            return web.Response(status=405, headers={"Allow": "POST, DELETE"})
+        response = web.StreamResponse(status=200, headers={**SSE_HEADERS, **self._session(request, None)})
+        await response.prepare(request)
+        stream = EventStream(response)
+        await self.streams.attach(stream)
+        try:
+            await self.stopping.wait()
+        finally:
+            stream.closed = True
+        return response
+
+    async def _rest(self, request: web.BaseRequest, rest: tuple[str, str | None]) -> web.StreamResponse:
+        operation, task_id = rest
+        raw = await request.read()
+        try:
+            body: Any = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            body = {}
+        fields = {"operation": operation, "method": request.method, "path": request.rel_url.path, "taskId": task_id}
+        plan = self.player.plan(body if isinstance(body, dict) else {}, path=request.rel_url.path, rest=fields)
+        if plan.miss is not None:
+            error = {"code": 404, "message": plan.miss.message(), "data": plan.miss.as_dict()}
+            return web.json_response({"error": error}, status=404)
+        if plan.event_stream:
+            return await self._answer_streaming(request, plan)
+        collected = Collected()
+        await self.player.perform(plan, collected)
+        status = plan.exchange.http.status if plan.exchange and plan.exchange.http else None
+        if not collected.messages:
+            return web.Response(status=status or 200)
+        return web.json_response(collected.messages[0], status=status or 200, dumps=dumps)
+
+    async def _card(self, request: web.BaseRequest) -> web.StreamResponse:
+        card = self.player.script.agent_card
+        if card is None:
+            return web.Response(status=404)
+        host = f"{request.scheme}://{request.host}"
+        return web.json_response(rebase_card(card, self.player.script.card_origin(), host), dumps=dumps)
+
+
+def rebase_card(card: Json, recorded_origin: str, live_origin: str) -> Json:
+    """The card with the recorded server's (or proxy's) origin swapped for the replay's."""
+    text = json.dumps(card, ensure_ascii=False)
+    return dict(json.loads(text.replace(recorded_origin, live_origin))) if recorded_origin else card
+
+
+async def serve_http(player: Player, listen: str, *, announce: IO[str]) -> None:
+    """Serve until SIGINT or SIGTERM; print the URL clients should use as the first line of ``announce``."""
+    host, port = parse_listen(listen)
+    server = ReplayServer(player)
+    runner = web.ServerRunner(
+        web.Server(server.handle, handler_cancellation=True), handle_signals=False, access_log=None
+    )
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_address=True)
+    await site.start()
+    bound = site._server
+    assert isinstance(bound, asyncio.base_events.Server)
+    bound_host, bound_port = bound.sockets[0].getsockname()[:2]
+    shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+    print(f"http://{shown_host}:{bound_port}{player.script.post_path()}", file=announce, flush=True)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, server.stopping.set)
+    unprompted = asyncio.create_task(player.play_unprompted(server.streams))
+    try:
+        await server.stopping.wait()
+    finally:
+        unprompted.cancel()
+        await asyncio.gather(unprompted, return_exceptions=True)
+        await runner.cleanup()
