@@ -73,11 +73,11 @@ def test_mcp_config_files_and_json_strings_are_read_and_strict_keeps_only_them(
     assert [s.name for s in found.servers] == ["file", "inline"]
     assert [s.transport for s in found.servers] == ["stdio", "http"]
     assert found.client_argv == ["claude", "-p", "hi", "--verbose"]
-    assert [s.name for s in discover(argv[:-2] + ["--verbose"], tmp_path, home).servers] == ["file", "inline", "user"]
+    assert [s.name for s in discover([*argv[:-2], "--verbose"], tmp_path, home).servers] == ["file", "inline", "user"]
 
 
 def test_a_bad_mcp_config_is_a_one_line_error(tmp_path: Path, home: dict[str, str]) -> None:
-    with pytest.raises(ConfigError, match="not found: nope.json"):
+    with pytest.raises(ConfigError, match=r"not found: nope\.json"):
         discover(["claude", "--mcp-config", "nope.json"], tmp_path, home)
     with pytest.raises(ConfigError, match="not valid JSON"):
         discover(["claude", "--mcp-config", "{broken"], tmp_path, home)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
+import importlib.util
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
     ids=["ruff-check", "ruff-format", "mypy"],
 )
 def test_the_code_is_lint_clean_and_type_checks(command: list[str]) -> None:
-    if shutil.which(command[0]) is None:
+    if importlib.util.find_spec(command[0]) is None:
         pytest.fail(f"{command[0]} is not installed: pip install -e '.[test]'")
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-m", *command], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import click
@@ -87,7 +89,11 @@ def export(recording: Path, fmt: str | None, out: Path | None) -> None:
     except OSError as exc:
         raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
     if out is None:
-        click.get_text_stream("stdout").write(text)
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader went away (| head): stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
     try:
         out.write_text(text, encoding="utf-8")
