@@ -15,8 +15,8 @@ from wiretap.render.filters import RowFilter, select
 from wiretap.render.timeline import rows
 
 
-def _wait_for_header(path: Path, timeout: float | None) -> RecordingReader:
-    deadline = None if timeout is None else time.monotonic() + timeout
+def _wait_for_header(path: Path) -> RecordingReader:
+    """A recording that is about to be written: wait until its header line is complete."""
     while True:
         if path.exists():
             file = path.open("rb")
@@ -24,8 +24,6 @@ def _wait_for_header(path: Path, timeout: float | None) -> RecordingReader:
             if first.endswith(b"\n"):
                 return RecordingReader(file, path, first)
             file.close()
-        if deadline is not None and time.monotonic() > deadline:
-            return open_recording(path)
         time.sleep(POLL_SECONDS)
 
 
@@ -44,10 +42,9 @@ def show(
     *,
     follow: bool = False,
     notes: IO[str],
-    follow_timeout: float | None = None,
 ) -> int:
     """Print the timeline; return how many events were shown. Raises NotARecording/OSError."""
-    reader = _wait_for_header(path, follow_timeout) if follow else open_recording(path)
+    reader = _wait_for_header(path) if follow else open_recording(path)
     with reader:
         printer.where_column = reader.header.get("transport") != "stdio"
         # Following ends with the recording's end event, or with Ctrl-C if the tap never wrote one.
