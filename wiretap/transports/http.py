@@ -9,6 +9,7 @@ event stream (a 2024-11-05 ``endpoint`` event may need the same).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import ssl
@@ -41,6 +42,46 @@ class ProxyConfig:
     """The upstream's base URL (scheme, host, port and the path clients start from)."""
     ssl_context: ssl.SSLContext | bool | None = None
     """For an https upstream: a context with extra CAs, False to skip verification, None for defaults."""
+
+
+class _ClientBody:
+    """Reads a request body as it arrives (stamping each chunk then, not when the upstream connection is
+    ready to take it) and hands it on through a small queue, so backpressure holds."""
+
+    _END = b""
+
+    def __init__(self, exchange: _Exchange) -> None:
+        self._exchange = exchange
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=4)
+        self._error: BaseException | None = None
+        self._task = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        try:
+            async for chunk in self._exchange.request.content.iter_any():
+                self._exchange._request_chunk(chunk)
+                await self._queue.put(chunk)
+            self._exchange._request_done()
+        except Exception as exc:  # the client broke off: the upstream request fails the same way
+            self._error = exc
+        await self._queue.put(self._END)
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        while (chunk := await self._queue.get()) is not self._END:
+            yield chunk
+        if self._error is not None:
+            raise self._error
+
+    async def drain(self) -> None:
+        with contextlib.suppress(Exception):
+            async for _ in self.chunks():
+                pass
+
+    def stop(self) -> None:
+        """The exchange is over: a read still waiting (on the client, or on an upstream that stopped
+        taking the body) ends too."""
+        if not self._task.done():
+            self._task.cancel()
 
 
 class _ForwardedRequest(aiohttp.ClientRequest):
@@ -158,6 +199,7 @@ class _Exchange:
         self.bytes_out = 0
         self._request_recorded = False
         self.response: web.StreamResponse | None = None
+        self._body: _ClientBody | None = None
 
     def _base(self, direction: Direction) -> Event:
         base: Event = {"dir": direction.value, "ex": self.ex}
@@ -196,6 +238,8 @@ class _Exchange:
             self.outcome = "client_disconnected"
             return self.response or web.Response(status=499)
         finally:
+            if self._body is not None:
+                self._body.stop()
             self._request_done()
             self.recorder.event(
                 Kind.HTTP_END,
@@ -205,16 +249,12 @@ class _Exchange:
                 bytes_out=self.bytes_out,
             )
 
-    async def _request_body(self) -> AsyncIterator[bytes]:
-        # Recorded before it is passed on, so that no part of the answer can be recorded before it.
-        expected = self.request.content_length
-        async for chunk in self.request.content.iter_any():
-            self.bytes_in += len(chunk)
-            self.recorder.data((self.ex, Direction.C2S), chunk)
-            if expected is not None and self.bytes_in >= expected:
-                self._request_done()
-            yield chunk
-        self._request_done()
+    def _request_chunk(self, chunk: bytes) -> None:
+        # Stamped as it arrives, before it is passed on: no part of the answer can be recorded before it.
+        self.bytes_in += len(chunk)
+        self.recorder.data((self.ex, Direction.C2S), chunk)
+        if self.request.content_length is not None and self.bytes_in >= self.request.content_length:
+            self._request_done()
 
     def _request_done(self) -> None:
         if not self._request_recorded:
@@ -227,25 +267,26 @@ class _Exchange:
         headers = end_to_end(_text_pairs(request.raw_headers), request.headers.get("Connection"))
         headers["Host"] = proxy._host_header
         url = proxy._origin.join(request.rel_url)
-        if not request.body_exists:
+        body = self._body = _ClientBody(self) if request.body_exists else None
+        if body is None:
             self._request_done()
         try:
             upstream = await proxy._session.request(
                 request.method,
                 url,
                 headers=headers,
-                data=self._request_body() if request.body_exists else None,
+                data=body.chunks() if body is not None else None,
                 allow_redirects=False,
                 compress=False,
             )
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            if body is not None:
+                await body.drain()  # never sent upstream, but the client did send it: record it
             return await self._bad_gateway(exc)
         async with upstream:
             return await self._respond(upstream)
 
     async def _bad_gateway(self, exc: BaseException) -> web.StreamResponse:
-        async for _ in self._request_body():  # never sent, but the client did send it: record it
-            pass
         reason = str(exc) or type(exc).__name__
         text = f"wiretap: cannot reach upstream {self.proxy.config.upstream}: {reason}"
         self.outcome = "upstream_error"
