@@ -88,7 +88,7 @@ def task_questions(task: Task) -> list[Question]:
         later_state = next((t2 for t2, s in task.states[n + 1 :] if s.canonical not in INTERRUPTED), None)
         answer = next(((t2, via) for t2, via in task.answers if t2 >= t), None)
         cancel = next(((t2, via) for t2, via in task.cancels if t2 >= t), None)
-        question = Question(TASK_INPUT, t, task=task.id, keys=[state.raw])
+        question = Question(TASK_INPUT, t, task=task.id, keys=task.input_keys.get(t, [state.raw]))
         candidates = [c for c in (answer, cancel) if c is not None]
         if candidates:
             first = min(candidates, key=lambda c: c[0])
@@ -104,6 +104,11 @@ def task_questions(task: Task) -> list[Question]:
     return questions
 
 
+def touches(a: float, b: float, windows: list[Question], end: float) -> bool:
+    """Whether the interval between polls at ``a`` and ``b`` overlaps an open question."""
+    return any(w.contains(a, end) or w.contains(b, end) or (a <= w.opened and b >= (w.closed or end)) for w in windows)
+
+
 def measure(question: Question, tasks: list[Task], end: float, windows: list[Question]) -> None:
     """Fill in the polls inside a question's window, its longest gap, and the cadence outside."""
     relevant = [task for task in tasks if question.task is None or task.id == question.task]
@@ -115,13 +120,7 @@ def measure(question: Question, tasks: list[Task], end: float, windows: list[Que
     if gaps:
         gap, start, stop = max(gaps)
         question.longest_gap, question.longest_gap_between = gap, (start, stop)
-    outside: list[float] = []
-    for task in relevant:
-        for a, b in pairwise(task.polls.times):
-            if not any(
-                w.contains(a, end) or w.contains(b, end) or (a <= w.opened and b >= (w.closed or end)) for w in windows
-            ):
-                outside.append(b - a)
+    outside = [b - a for task in relevant for a, b in pairwise(task.polls.times) if not touches(a, b, windows, end)]
     if outside:
         outside.sort()
         middle = len(outside) // 2
@@ -131,4 +130,4 @@ def measure(question: Question, tasks: list[Task], end: float, windows: list[Que
         and question.closed is not None
         and question.closed - question.opened <= CANCELLED_QUICKLY
     ):
-        question.answered_by = f"{question.answered_by} right after the question (headless client)"
+        question.answered_by = f"cancelled ({question.answered_by}) right after the question (headless client)"

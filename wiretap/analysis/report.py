@@ -13,13 +13,15 @@ from typing import Any
 from wiretap.analysis.conversation import Conversation, Message
 from wiretap.analysis.exits import ExitWatch
 from wiretap.analysis.findings import Findings
-from wiretap.analysis.questions import Question, QuestionLog, measure, task_questions
+from wiretap.analysis.questions import Question, QuestionLog, measure, task_questions, touches
 from wiretap.analysis.stats import Distribution
 from wiretap.analysis.tasks import Task, TaskTracker
 from wiretap.analysis.traffic import Traffic
 from wiretap.recording.reader import open_recording
 
 REPORT_FORMAT = 1
+CANCEL_BEFORE_EXIT = 5.0
+"""Seconds before the client left in which cancelling a task counts as cancelling it on exit."""
 POLL_RULE = "Claude Code's rule: the server's interval clamped to 250 ms–30 s; 2 s when the server gives none"
 
 
@@ -49,17 +51,17 @@ def _median(values: list[float]) -> float | None:
 
 
 def _pattern(intervals: list[float]) -> str:
-    """Intervals as a person reads them: 0.50, 1.00, 2.00, 4.00, then 5.00 ×7."""
+    """Intervals as a person reads them: 0.50, 1.00, 2.00, 4.00, 5.00 ×7 s. A few milliseconds of jitter
+    do not break a run; a run shows its median."""
     if not intervals:
         return ""
-    shown = [f"{i:.2f}" for i in intervals]
-    runs: list[tuple[str, int]] = []
-    for value in shown:
-        if runs and runs[-1][0] == value:
-            runs[-1] = (value, runs[-1][1] + 1)
+    runs: list[list[float]] = []
+    for value in intervals:
+        if runs and abs(value - runs[-1][0]) <= max(0.02, 0.01 * runs[-1][0]):
+            runs[-1].append(value)
         else:
-            runs.append((value, 1))
-    parts = [value if count == 1 else f"{value} ×{count}" for value, count in runs]
+            runs.append([value])
+    parts = [f"{sorted(run)[len(run) // 2]:.2f}" + (f" ×{len(run)}" if len(run) > 1 else "") for run in runs]
     if len(parts) > 12:
         parts = [*parts[:10], "…", parts[-1]]
     return ", ".join(parts) + " s"
@@ -115,7 +117,7 @@ class Analysis:
             "tasks": task_rows,
             "questions": [self._question(q) for q in questions],
             "verdicts": {
-                "poll_intervals": self._poll_verdict(tasks),
+                "poll_intervals": self._poll_verdict(tasks, questions, end),
                 "cancel_on_exit": self._cancel_verdict(task_rows),
                 "elicitation_gaps": self._question_verdict(questions),
             },
@@ -165,6 +167,10 @@ class Analysis:
             "terminal": task.terminal_at is not None,
             "live_at_client_exit": live,
             "cancels": cancels,
+            "cancelled_by_client_at": _r(task.cancels[0][0])
+            if task.cancels and task.terminal_at is not None and task.cancels[0][0] <= task.terminal_at
+            else None,
+            "refused": [{"t": _r(t), "via": via, "error": code} for t, via, code in task.refused],
             "answers": [{"t": _r(t), "via": via} for t, via in task.answers],
         }
 
@@ -184,7 +190,7 @@ class Analysis:
             "cadence_outside": _r(q.cadence_outside),
         }
 
-    def _poll_verdict(self, tasks: list[Task]) -> dict[str, Any]:
+    def _poll_verdict(self, tasks: list[Task], questions: list[Question], end: float) -> dict[str, Any]:
         polled = [task for task in tasks if len(task.polls) >= 2]
         if not tasks:
             return {"verdict": "No long-running tasks in this recording.", "evidence": []}
@@ -195,19 +201,28 @@ class Analysis:
             }
         pooled, after_ramp = Distribution(), Distribution()
         for task in polled:
-            intervals = [b - a for a, b in pairwise(task.polls.times)]
+            # The cadence is the client's own: intervals while a question was open are measured apart.
+            windows = [q for q in questions if q.task in (None, task.id)]
+            intervals = [b - a for a, b in pairwise(task.polls.times) if not touches(a, b, windows, end)]
             for interval in intervals:
                 pooled.add(interval)
             for interval in settled(intervals):
                 after_ramp.add(interval)
+        if not pooled.count:
+            return {
+                "verdict": "Every interval between polls spans an open question: see the question below.",
+                "evidence": [],
+            }
         median, steady = pooled.quantile(0.5), after_ramp.quantile(0.5)
         asked = [task.requested_poll_ms for task in polled if task.requested_poll_ms is not None]
         if asked:
             requested = max(set(asked), key=asked.count)
             ratio = steady / (requested / 1000) if requested else float("inf")
             tail = f"the server asked for {requested} ms: {ratio:.2f}× the requested interval"
-        else:
+        elif all(task.protocol == "mcp" for task in polled):
             tail = "the server asked for no interval (Claude Code's rule would poll every 2.00 s)"
+        else:
+            tail = "the server asked for no interval (A2A has none to ask)"
         measured = f"median of {after_ramp.count} of {pooled.count} intervals after any back-off, {len(polled)} task(s)"
         verdict = f"The client polled every {steady:.2f} s ({measured}); {tail}."
         if abs(median - steady) > 0.2 * steady:
@@ -242,7 +257,16 @@ class Analysis:
             if server and server["after_client_exit"] is not None
             else ""
         )
-        live = [row for row in task_rows if row["live_at_client_exit"]]
+        # A task the client cancelled on its way out counts too, though it had ended by the time it left.
+        live = [
+            row
+            for row in task_rows
+            if row["live_at_client_exit"]
+            or (
+                row["cancelled_by_client_at"] is not None
+                and client.t - row["cancelled_by_client_at"] <= CANCEL_BEFORE_EXIT
+            )
+        ]
         cancelled = [row for row in live if row["cancels"]]
         if not live:
             verdict = f"The client went away at {client.t:.2f} s ({client.how}) with no live task{server_text}."

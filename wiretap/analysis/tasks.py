@@ -90,6 +90,10 @@ class Task:
     states: list[tuple[float, State]] = field(default_factory=list)
     cancels: list[tuple[float, str]] = field(default_factory=list)
     answers: list[tuple[float, str]] = field(default_factory=list)
+    refused: list[tuple[float, str, int | None]] = field(default_factory=list)
+    """Cancels and messages the server refused (with its error code): they changed nothing."""
+    input_keys: dict[float, list[str]] = field(default_factory=dict)
+    """The keys a task asked for (2026-07-28 ``inputRequests``), by the time its question opened."""
     create_request_id: Any = None
     terminal_at: float | None = None
     told_terminal_at: float | None = None
@@ -101,7 +105,9 @@ class Task:
         return self.states[-1][1] if self.states else None
 
     def live_at(self, t: float) -> bool:
-        return self.created_at <= t and (self.terminal_at is None or self.terminal_at > t)
+        """Whether the task had begun and had not ended, nor been forgotten by the server, at ``t``."""
+        ended = min((x for x in (self.terminal_at, self.not_found_at) if x is not None), default=None)
+        return self.created_at <= t and (ended is None or ended > t)
 
 
 def _d(value: Any) -> dict[str, Any]:
@@ -221,6 +227,8 @@ class TaskTracker:
         task_id = _d(request.params.get("message")).get("taskId")
         key = self._key("a2a", task_id) if task_id else self._request_task_key(request)
         task = self.tasks.get(key) if key else None
+        if task is not None and m.error is not None:
+            self._refused(task, request, m.error_code)
         known_terminal = task is not None and task.told_terminal_at is not None and request.t > task.told_terminal_at
         if known_terminal or m.error_code in (-32004, -32002):
             self.findings.request_to_terminal(task, request, m)
@@ -252,6 +260,9 @@ class TaskTracker:
             task.requested_poll_ms = int(interval)
         if "status" in task_dict:
             self._state(task, mcp_state(task_dict["status"]), t, None, told=told)
+        requests = task_dict.get("inputRequests")
+        if isinstance(requests, dict) and task.states:
+            task.input_keys.setdefault(task.states[-1][0], [str(key) for key in requests])
         if task.design == MCP_2025 and "pollIntervalMs" in task_dict:
             task.design = MCP_EXTENSION
 
@@ -270,6 +281,13 @@ class TaskTracker:
             self._mcp_fields(task, result, m.t)
         else:
             self._a2a_task(task, result, m)
+
+    @staticmethod
+    def _refused(task: Task, request: Message, code: int | None) -> None:
+        for entries in (task.cancels, task.answers):
+            for entry in [e for e in entries if e[0] == request.t]:
+                entries.remove(entry)
+                task.refused.append((entry[0], entry[1], code))
 
     def _result_answer(self, request: Message, m: Message, result: dict[str, Any]) -> None:
         """2025-11-25: tasks/result answers once the task has ended, with the tool's result or error."""

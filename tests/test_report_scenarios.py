@@ -1,0 +1,557 @@
+"""``wiretap report`` against scenarios of known truth, recorded through the real wiretap.
+
+The scenarios (tests/scenarios/: mcp_task_client.py + mcp_task_server.py over ``wiretap tap``,
+a2a_client.py + a2a_agent.py over ``wiretap proxy``) send every message at a known recording time; their
+docstrings give the schedules. Each truth below is written from those schedules, not from the report,
+and is checked twice: on the recording shipped in recordings/ (made by make_recordings.py; fast), and
+on one recorded live while the tests run (the long ones are marked slow; every live recording is made
+at once, in the background, so the whole file takes about as long as the longest scenario, 52 s).
+
+Times are within ``TOL`` of the truth. A live recording may be shifted by whole seconds when the machine
+was slow to start it (scenario_clock.py); the truth moves with it. A live recording that strays from its
+timing by more than 15 ms (checked from the recording alone, not from the report: make_recordings.fidelity)
+is made again, up to three times (once for a long one); if it still strays and the machine is overloaded
+(load average above the CPU count) the live test is skipped, saying so; on a quiet machine it fails.
+
+Where the report disagrees with the truth, the test says so and is marked xfail(strict=True).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scenarios import make_recordings
+
+from wiretap.analysis.report import report_recording
+
+REPO = Path(__file__).resolve().parent.parent
+SHIPPED = REPO / "recordings"
+TOL = 0.020
+"""Seconds: how far a reported time or interval may be from the truth."""
+
+
+# -- reading a report ------------------------------------------------------------------------------
+
+
+def near(actual: float | None, expected: float, what: str = "time") -> None:
+    assert actual is not None and abs(actual - expected) <= TOL, f"{what}: got {actual}, expected {expected} ± {TOL}"
+
+
+def all_near(actual: list[float], expected: list[float], what: str = "times") -> None:
+    assert len(actual) == len(expected) and all(abs(a - e) <= TOL for a, e in zip(actual, expected, strict=True)), (
+        f"{what}: got {actual}, expected {expected} ± {TOL}"
+    )
+
+
+def shifted(times: list[float], shift: float) -> list[float]:
+    return [round(t + shift, 6) for t in times]
+
+
+def only(items: list[dict[str, Any]], what: str = "item") -> dict[str, Any]:
+    assert len(items) == 1, f"expected exactly one {what}, got {len(items)}: {items}"
+    return items[0]
+
+
+def codes(report: dict[str, Any]) -> list[str]:
+    return [f["code"] for f in report["findings"]]
+
+
+def states(task: dict[str, Any]) -> list[str]:
+    return [s["state"] for s in task["states"]]
+
+
+def runs(pattern: str) -> list[tuple[float, int]]:
+    """A report's interval pattern ("1.00, 2.00, 4.00, 5.00 ×7 s") as (interval, repeats), with
+    neighbours within TOL of each other merged (a few ms of jitter may show as 5.01 among 5.00s)."""
+    merged: list[tuple[float, int]] = []
+    for part in pattern.removesuffix(" s").split(", "):
+        if part == "…":
+            continue
+        value, _, count = part.partition(" ×")
+        interval, repeats = float(value), int(count or 1)
+        if merged and abs(merged[-1][0] - interval) <= TOL:
+            merged[-1] = (merged[-1][0], merged[-1][1] + repeats)
+        else:
+            merged.append((interval, repeats))
+    return merged
+
+
+def runs_near(pattern: str, expected: list[tuple[float, int]]) -> None:
+    got = runs(pattern)
+    assert [n for _, n in got] == [n for _, n in expected], f"pattern {pattern!r}: expected {expected}"
+    all_near([v for v, _ in got], [v for v, _ in expected], f"pattern {pattern!r}")
+
+
+def ratio(verdict: str) -> float:
+    """The "N.NN× the requested interval" of a poll verdict."""
+    match = re.search(r"([0-9.]+)× the requested interval", verdict)
+    assert match, verdict
+    return float(match.group(1))
+
+
+# -- recordings: shipped, or made live -------------------------------------------------------------
+
+
+class LiveRecordings:
+    """Every live recording this run needs, made at once in the background (long ones first)."""
+
+    def __init__(self, directory: Path, names: list[str]) -> None:
+        names = sorted(names, key=lambda name: name not in make_recordings.LONG)
+        self.pool = ThreadPoolExecutor(max_workers=6)
+        self.futures: dict[str, Future[dict[str, Any]]] = {
+            name: self.pool.submit(
+                make_recordings.record_faithfully,
+                name,
+                directory,
+                tolerance=make_recordings.LIVE_FIDELITY,
+                no_shift=False,
+                tries=1 if name in make_recordings.LONG else 3,
+            )
+            for name in names
+        }
+
+    def get(self, name: str) -> dict[str, Any]:
+        try:
+            return self.futures[name].result(timeout=300)
+        except make_recordings.ScenarioFailed as failure:
+            # Only an overloaded machine excuses a schedule not kept: on a quiet one it is a failure.
+            load, cpus = os.getloadavg()[0], os.cpu_count() or 1
+            if load > cpus:
+                pytest.skip(f"{failure} (load average {load:.1f} on {cpus} CPUs)")
+            raise
+
+
+@pytest.fixture(scope="module")
+def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRecordings]:
+    wanted = {
+        item.callspec.params["case"][0]
+        for item in request.session.items
+        if item.module is request.module
+        and hasattr(item, "callspec")
+        and isinstance(item.callspec.params.get("case"), tuple)
+        and item.callspec.params["case"][1] == "live"
+    }
+    recordings = LiveRecordings(tmp_path_factory.mktemp("live"), list(wanted))
+    yield recordings
+    recordings.pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class Case:
+    name: str
+    report: dict[str, Any]
+    shift: float
+    """Whole seconds the live recording was shifted by (0 for a shipped one)."""
+    path: Path
+
+    def at(self, t: float) -> float:
+        return round(t + self.shift, 6)
+
+
+def scenario(name: str) -> pytest.MarkDecorator:
+    """Run a test on the shipped recording of ``name`` and on a live one (slow if the scenario is long)."""
+    live_marks = [pytest.mark.slow] if name in make_recordings.LONG else []
+    return pytest.mark.parametrize(
+        "case",
+        [
+            pytest.param((name, "shipped"), id="shipped"),
+            pytest.param((name, "live"), id="live", marks=live_marks),
+        ],
+        indirect=True,
+    )
+
+
+@pytest.fixture
+def case(request: pytest.FixtureRequest) -> Case:
+    name, source = request.param
+    if source == "shipped":
+        path = SHIPPED / f"{name}.jsonl"
+        return Case(name, report_recording(path), 0.0, path)
+    summary = request.getfixturevalue("live").get(name)
+    path = Path(summary["recording"])
+    return Case(name, report_recording(path), float(summary["shift"]), path)
+
+
+def shipped(name: str) -> dict[str, Any]:
+    return report_recording(SHIPPED / f"{name}.jsonl")
+
+
+# -- 1. Claude Code 2.1.310 and the 2026-07-28 tasks extension ------------------------------------
+
+
+@scenario("cc-ext-polling")
+def test_claude_code_polls_the_extension_task_every_3_s_as_the_server_asked(case: Case) -> None:
+    r = case.report
+    task = only(r["tasks"], "task")
+    assert (task["protocol"], task["design"], task["tool"]) == ("mcp", "mcp-tasks-extension", "run_migration")
+    assert (task["requested_poll_ms"], task["applied_poll_ms"]) == (3000, 3000)
+    near(task["created_at"], case.at(0.32), "created")
+    all_near(task["polls"], shifted([3.32, 6.32, 9.32, 12.32, 15.32], case.shift), "polls")
+    near(task["first_poll_after"], 3.00, "first poll after")
+    assert task["intervals"]["count"] == 4
+    for key in ("min", "median", "p95", "max"):
+        near(task["intervals"][key], 3.00, f"interval {key}")
+    runs_near(task["pattern"], [(3.00, 4)])
+    assert states(task) == ["working", "completed"]
+    near(task["states"][1]["t"], case.at(15.32), "completed")
+    assert (task["final_state"], task["terminal"], task["live_at_client_exit"]) == ("completed", True, False)
+    verdict = r["verdicts"]["poll_intervals"]
+    near(verdict["median_interval"], 3.00, "median interval")
+    assert verdict["requested_poll_ms"] == 3000
+    assert abs(ratio(verdict["verdict"]) - 1.00) <= 0.01
+    assert r["questions"] == [] and r["findings"] == []
+    assert r["client_exit"]["how"] == "stdin closed"
+    near(r["client_exit"]["t"], case.at(15.50), "client exit")
+    assert r["verdicts"]["cancel_on_exit"]["live_tasks"] == []
+
+
+def test_the_interval_pattern_reads_3_00_x4_when_every_interval_is_3_00_to_a_few_ms() -> None:
+    task = only(shipped("cc-ext-polling")["tasks"], "task")
+    intervals = [b - a for a, b in zip(task["polls"], task["polls"][1:], strict=False)]
+    all_near(intervals, [3.00] * 4, "intervals")  # the truth: every interval is 3.00 s
+    if all(f"{interval:.2f}" == "3.00" for interval in intervals):
+        pytest.skip("no interval of this recording rounds away from 3.00: nothing to show")
+    assert task["pattern"] == "3.00 ×4 s"
+
+
+@scenario("cc-ext-form")
+def test_while_the_form_was_open_claude_code_did_not_poll_for_39_98_s_and_answered_with_one_tasks_update(
+    case: Case,
+) -> None:
+    r = case.report
+    task = only(r["tasks"], "task")
+    assert (task["design"], task["requested_poll_ms"], task["applied_poll_ms"]) == ("mcp-tasks-extension", 3000, 3000)
+    all_near(task["polls"], shifted([5.80, 8.80, 51.78], case.shift), "polls")
+    assert states(task) == ["working", "input_required", "completed"]
+    all_near([s["t"] for s in task["states"]], shifted([2.80, 8.80, 51.78], case.shift), "state times")
+    assert [a["via"] for a in task["answers"]] == ["tasks/update"]
+    near(task["answers"][0]["t"], case.at(48.78), "tasks/update")
+    question = only(r["questions"], "question")
+    assert (question["kind"], question["task"]) == ("task_input_required", task["id"])
+    near(question["opened"], case.at(8.80), "question opened")
+    near(question["closed"], case.at(48.78), "question closed")
+    assert question["polls_inside"] == []
+    near(question["longest_gap"], 39.98, "longest gap")
+    all_near(question["longest_gap_between"], shifted([8.80, 48.78], case.shift), "longest gap between")
+    near(question["cadence_outside"], 3.00, "cadence outside")
+    assert (question["answered_by"], question["cancelled_instead"]) == ("tasks/update", False)
+    gaps = r["verdicts"]["elicitation_gaps"]
+    near(gaps["longest_gap"], 39.98, "verdict longest gap")
+    assert "with 0 poll(s) inside" in gaps["verdict"] and "answered by tasks/update" in gaps["verdict"]
+    assert r["findings"] == []
+    near(r["client_exit"]["t"], case.at(52.00), "client exit")
+
+
+def test_the_poll_interval_verdict_of_the_interactive_session_is_the_3_s_cadence_not_the_form_gap() -> None:
+    verdict = shipped("cc-ext-form")["verdicts"]["poll_intervals"]
+    near(verdict["median_interval"], 3.00, "median interval")
+    assert abs(ratio(verdict["verdict"]) - 1.00) <= 0.01
+
+
+def test_the_open_form_is_listed_with_its_two_input_request_keys() -> None:
+    question = only(shipped("cc-ext-form")["questions"], "question")
+    assert sorted(question["keys"]) == ["confirm_downtime", "environment"]
+
+
+@scenario("cc-ext-headless")
+def test_headless_claude_code_cancels_the_task_in_the_same_tick_as_the_input_required_poll(case: Case) -> None:
+    r = case.report
+    task = only(r["tasks"], "task")
+    all_near(task["polls"], shifted([3.32, 6.32], case.shift), "polls")
+    assert states(task) == ["working", "input_required"]
+    cancel = only(task["cancels"], "cancel")
+    assert cancel["via"] == "tasks/cancel"
+    input_required_at = task["states"][1]["t"]
+    near(input_required_at, case.at(6.32), "input_required")
+    assert 0 <= cancel["t"] - input_required_at < 0.010, (cancel, input_required_at)
+    question = only(r["questions"], "question")
+    near(question["opened"], case.at(6.32), "question opened")
+    assert question["closed"] is not None and question["closed"] - question["opened"] < 0.010
+    assert question["cancelled_instead"] is True and question["polls_inside"] == []
+    assert question["answered_by"] == "cancelled (tasks/cancel) right after the question (headless client)"
+    exits = r["verdicts"]["cancel_on_exit"]
+    assert (exits["live_tasks"], exits["cancelled"], exits["sent"]) == ([task["id"]], [task["id"]], True)
+    near(r["client_exit"]["t"], case.at(6.50), "client exit")
+    assert r["findings"] == []
+
+
+# -- 2, 3. A2A polling ------------------------------------------------------------------------------
+
+
+@scenario("a2a-backoff")
+def test_an_a2a_client_backing_off_0_5_1_2_4_then_5_s_shows_that_pattern(case: Case) -> None:
+    r = case.report
+    task = only(r["tasks"], "task")
+    assert (task["protocol"], task["design"]) == ("a2a", "a2a-1.0")
+    assert (task["requested_poll_ms"], task["applied_poll_ms"]) == (None, None)
+    near(task["created_at"], case.at(0.30), "created")
+    near(task["first_poll_after"], 0.50, "first poll after")
+    polls = [0.80, 1.80, 3.80, 7.80, 12.80, 17.80, 22.80, 27.80, 32.80, 37.80, 42.80]
+    all_near(task["polls"], shifted(polls, case.shift), "polls")
+    runs_near(task["pattern"], [(1.00, 1), (2.00, 1), (4.00, 1), (5.00, 7)])
+    assert task["intervals"]["count"] == 10
+    near(task["intervals"]["min"], 1.00, "min interval")
+    near(task["intervals"]["median"], 5.00, "median interval")
+    near(task["intervals"]["max"], 5.00, "max interval")
+    assert states(task) == ["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]
+    all_near([s["t"] for s in task["states"]], shifted([0.30, 0.80, 42.80], case.shift), "state times")
+    near(r["verdicts"]["poll_intervals"]["median_interval"], 5.00, "verdict median")
+    assert r["findings"] == []
+    assert r["client_exit"]["how"] == "last connection closed"
+    near(r["client_exit"]["t"], case.at(43.00), "client exit")
+
+
+@scenario("a2a-rejected-loop")
+def test_polling_a_rejected_a2a_task_8_more_times_is_one_poll_after_terminal_finding_counting_8(case: Case) -> None:
+    r = case.report
+    task = only(r["tasks"], "task")
+    all_near(task["polls"], shifted([round(0.80 + 0.5 * n, 2) for n in range(9)], case.shift), "polls")
+    assert states(task) == ["TASK_STATE_SUBMITTED", "TASK_STATE_REJECTED"]
+    near(task["states"][1]["t"], case.at(0.80), "rejected")
+    assert task["terminal"] is True
+    assert codes(r) == ["poll-after-terminal"]
+    finding = r["findings"][0]
+    assert (finding["severity"], finding["count"], finding["task"]) == ("error", 8, task["id"])
+    all_near(finding["times"], shifted([1.30, 4.80], case.shift), "finding times")
+
+
+# -- 4. MCP 2025-11-25 core tasks --------------------------------------------------------------------
+
+
+@scenario("core-tasks")
+def test_core_tasks_are_followed_from_params_task_through_the_elicitation_to_completion(case: Case) -> None:
+    r = case.report
+    task = only(r["tasks"], "task")
+    assert (task["design"], task["requested_poll_ms"], task["applied_poll_ms"]) == ("mcp-2025-11-25", 1000, 1000)
+    near(task["created_at"], case.at(0.30), "created")
+    all_near(task["polls"], shifted([1.30, 2.30], case.shift), "polls")
+    assert states(task) == ["working", "input_required", "working", "completed"]
+    all_near([s["t"] for s in task["states"]], shifted([0.30, 2.30, 5.40, 5.90], case.shift), "state times")
+    assert [a["via"] for a in task["answers"]] == ["elicitation accept"]
+    near(task["answers"][0]["t"], case.at(5.40), "answer")
+    assert (task["final_state"], task["live_at_client_exit"]) == ("completed", False)
+    question = only(r["questions"], "question")
+    assert (question["kind"], question["task"]) == ("task_input_required", task["id"])
+    near(question["opened"], case.at(2.30), "question opened")
+    near(question["closed"], case.at(5.40), "question closed")
+    assert question["polls_inside"] == []
+    near(question["longest_gap"], 3.10, "longest gap")
+    near(question["cadence_outside"], 1.00, "cadence outside")
+    assert question["answered_by"] == "elicitation accept"
+    latency = {row["method"]: row for row in r["latency"]}
+    assert latency["elicitation/create"]["count"] == 1  # the string id "task-<id>-1" was paired
+    near(latency["elicitation/create"]["p50_ms"] / 1000, 3.00, "elicitation answered after")
+    near(latency["tasks/result"]["p50_ms"] / 1000, 3.50, "tasks/result answered after")
+    assert r["findings"] == []
+
+
+# -- 5. Cancel on exit -------------------------------------------------------------------------------
+
+
+@scenario("exit-no-cancel")
+def test_a_client_that_closes_stdin_with_a_working_task_did_not_cancel_it_and_the_server_left_0_30_s_later(
+    case: Case,
+) -> None:
+    r = case.report
+    task = only(r["tasks"], "task")
+    assert (task["final_state"], task["live_at_client_exit"], task["cancels"]) == ("working", True, [])
+    assert r["client_exit"]["how"] == "stdin closed"
+    near(r["client_exit"]["t"], case.at(1.50), "client exit")
+    assert (r["server_exit"]["how"], r["server_exit"]["status"]) == ("exited with code 0", 0)
+    near(r["server_exit"]["after_client_exit"], 0.30, "server exit after the client's")
+    verdict = r["verdicts"]["cancel_on_exit"]
+    assert (verdict["live_tasks"], verdict["cancelled"], verdict["sent"]) == ([task["id"]], [], False)
+    assert "cancelled none" in verdict["verdict"]
+    assert r["findings"] == []
+
+
+@scenario("exit-cancel")
+def test_a_client_that_cancels_its_task_before_closing_stdin_is_seen_cancelling_it(case: Case) -> None:
+    r = case.report
+    task = only(r["tasks"], "task")
+    assert task["cancels"] == [{"t": task["cancels"][0]["t"], "via": "tasks/cancel"}]
+    near(task["cancels"][0]["t"], case.at(1.50), "tasks/cancel")
+    assert states(task) == ["working", "cancelled"]
+    near(r["client_exit"]["t"], case.at(1.60), "client exit")
+    assert r["findings"] == []
+
+
+def test_the_cancel_on_exit_verdict_credits_a_cancel_sent_just_before_exiting() -> None:
+    r = shipped("exit-cancel")
+    task = only(r["tasks"], "task")
+    verdict = r["verdicts"]["cancel_on_exit"]
+    assert (verdict["cancelled"], verdict["sent"]) == ([task["id"]], True)
+
+
+# -- 6. Findings, each reproduced once -----------------------------------------------------------------
+
+
+@scenario("a2a-unspecified")
+def test_an_unspecified_a2a_state_is_an_unknown_task_state_finding(case: Case) -> None:
+    r = case.report
+    task = only(r["tasks"], "task")
+    assert states(task) == ["TASK_STATE_SUBMITTED", "TASK_STATE_UNSPECIFIED", "TASK_STATE_COMPLETED"]
+    assert codes(r) == ["unknown-task-state"]
+    finding = r["findings"][0]
+    assert finding["task"] == task["id"] and "TASK_STATE_UNSPECIFIED" in finding["message"]
+    all_near(finding["times"], [case.at(0.80)], "finding times")
+
+
+@scenario("a2a-03-in-10")
+def test_each_a2a_0_3_state_name_inside_a_1_0_exchange_is_a_finding(case: Case) -> None:
+    r = case.report
+    assert codes(r) == ["a2a-0.3-state-in-1.0"] * 3
+    for finding, state, t in zip(r["findings"], ("submitted", "working", "completed"), (0.30, 0.80, 1.30), strict=True):
+        assert f"'{state}'" in finding["message"]
+        all_near(finding["times"], [case.at(t)], f"{state} finding times")
+    assert only(r["tasks"], "task")["terminal"] is True
+
+
+@scenario("a2a-terminal")
+def test_a_message_and_a_cancel_sent_to_a_completed_a2a_task_are_requests_to_a_terminal_task(case: Case) -> None:
+    r = case.report
+    assert codes(r) == ["request-to-terminal-task"] * 2
+    message, cancel = r["findings"]
+    assert "SendMessage" in message["message"] and "-32004" in message["message"]
+    all_near(message["times"], shifted([1.30, 1.30], case.shift), "SendMessage finding")
+    assert "CancelTask" in cancel["message"] and "-32002" in cancel["message"]
+    all_near(cancel["times"], shifted([1.80, 1.80], case.shift), "CancelTask finding")
+
+
+@scenario("task-without-support")
+def test_a_task_returned_to_a_client_that_did_not_declare_the_extension_is_a_finding(case: Case) -> None:
+    r = case.report
+    assert codes(r) == ["task-without-client-support"]
+    finding = r["findings"][0]
+    assert (finding["severity"], finding["task"]) == ("error", "tsk-unasked")
+    all_near(finding["times"], shifted([0.30, 0.30], case.shift), "finding times")
+
+
+@scenario("unknown-task")
+def test_polling_on_after_task_not_found_is_a_polling_unknown_task_finding(case: Case) -> None:
+    r = case.report
+    task = only(r["tasks"], "task")
+    all_near(task["polls"], shifted([0.80, 1.30, 1.80], case.shift), "polls")
+    assert task["failed_polls"] == 2
+    assert codes(r) == ["polling-unknown-task"]
+    all_near(r["findings"][0]["times"], shifted([1.30, 1.80], case.shift), "finding times")
+
+
+def test_a_task_the_server_no_longer_knows_is_not_live_when_the_client_exits() -> None:
+    r = shipped("unknown-task")
+    assert only(r["tasks"], "task")["live_at_client_exit"] is False
+    assert r["verdicts"]["cancel_on_exit"]["live_tasks"] == []
+
+
+@scenario("repeat-after-unknown")
+def test_repeating_a_tools_call_after_a_timeout_error_is_a_finding(case: Case) -> None:
+    r = case.report
+    assert r["tasks"] == []
+    assert codes(r) == ["repeated-after-unknown-outcome"]
+    all_near(r["findings"][0]["times"], shifted([0.30, 3.30], case.shift), "finding times")
+
+
+@scenario("slow-poll")
+def test_a_poll_answered_after_15_10_s_is_a_slow_poll_finding(case: Case) -> None:
+    r = case.report
+    assert codes(r) == ["slow-poll"]
+    finding = r["findings"][0]
+    all_near(finding["times"], shifted([0.50, 15.60], case.shift), "finding times")
+    waited = re.search(r"answered after ([0-9.]+) s", finding["message"])
+    assert waited, finding["message"]
+    near(float(waited.group(1)), 15.10, "answered after")
+
+
+@scenario("failed-poll-run")
+def test_three_failed_polls_in_a_row_are_a_failed_poll_run_finding(case: Case) -> None:
+    r = case.report
+    task = only(r["tasks"], "task")
+    assert (task["failed_polls"], task["final_state"]) == (3, "completed")
+    assert codes(r) == ["failed-poll-run"]
+    all_near(r["findings"][0]["times"], shifted([0.80, 1.80], case.shift), "finding times")
+
+
+@scenario("unanswered")
+def test_requests_never_answered_in_either_direction_are_findings(case: Case) -> None:
+    r = case.report
+    assert codes(r) == ["unanswered-request"] * 3
+    messages = [f["message"] for f in r["findings"]]
+    assert messages == [
+        "tools/call #5 never got a response",
+        "roots/list #roots-1 never got a response",
+        "resources/read #6 never got a response",
+    ]
+    all_near([f["times"][0] for f in r["findings"]], shifted([0.30, 0.30, 0.50], case.shift), "finding times")
+
+
+# -- the command line, and the shipped files -----------------------------------------------------------
+
+
+def wiretap_report(path: Path, *options: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "wiretap", "report", str(path), *options],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_wiretap_report_format_json_prints_the_same_report_for_ci() -> None:
+    path = SHIPPED / "cc-ext-form.jsonl"
+    printed = json.loads(wiretap_report(path, "--format", "json"))
+    assert printed == report_recording(path)
+    near(printed["questions"][0]["longest_gap"], 39.98, "longest gap")
+
+
+def markdown_row(markdown: str, first_cell: str) -> list[str]:
+    for line in markdown.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if cells and cells[0] == first_cell:
+            return cells
+    raise AssertionError(f"no row starting {first_cell!r} in:\n{markdown}")
+
+
+def test_wiretap_report_format_markdown_shows_the_open_form_and_the_findings() -> None:
+    form = wiretap_report(SHIPPED / "cc-ext-form.jsonl", "--format", "markdown")
+    assert form.startswith("## wiretap report: cc-ext-form (stdio, ")
+    assert "**Polling while a question was open.** While a question was open" in form
+    assert "### Open questions" in form and "### Tasks" in form
+    _, task, opened, closed, inside, gap, cadence, answered = markdown_row(form, "task_input_required")
+    assert task == "tsk-8a41e07b" and inside == "0" and answered == "tasks/update"
+    for cell, expected in ((opened, 8.80), (closed, 48.78), (gap, 39.98), (cadence, 3.00)):
+        near(float(cell), expected, f"markdown cell {cell}")
+    loop = wiretap_report(SHIPPED / "a2a-rejected-loop.jsonl", "--format", "markdown")
+    _, code, times, *_ = markdown_row(loop, "error")
+    assert code == "poll-after-terminal" and times.endswith("(×8)")
+    all_near([float(t) for t in times.removesuffix(" (×8)").split(", ")], [1.30, 4.80], "markdown times")
+
+
+def test_wiretap_report_text_is_the_default_and_states_the_verdicts() -> None:
+    text = wiretap_report(SHIPPED / "exit-no-cancel.jsonl")
+    assert "Cancel on exit: The client went away at 1.50 s (stdin closed) with 1 live task(s) and cancelled none" in (
+        text
+    )
+    assert "task task-exit-1 was working: never cancelled" in text
+
+
+def test_every_scenario_has_a_shipped_recording_that_is_small_readable_and_listed_in_the_readme() -> None:
+    readme = (SHIPPED / "README.md").read_text()
+    assert "`demo.jsonl`" in readme
+    for name in make_recordings.SCENARIOS:
+        path = SHIPPED / f"{name}.jsonl"
+        assert path.stat().st_size < 32_000, path
+        assert stat.S_IMODE(path.stat().st_mode) & 0o444 == 0o444, path
+        assert f"`{name}.jsonl`" in readme, name
