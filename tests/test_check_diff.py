@@ -108,3 +108,22 @@ def test_diff_shows_a_changed_method_sequence(tmp_path: Path) -> None:
     result = wiretap("diff", str(a), str(b))
     assert result.returncode == 1
     assert "+c2s tasks/cancel" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "failing"),
+    [
+        ("demo", 0, []),
+        ("cc-ext-polling", 0, []),
+        ("a2a-rejected-loop", 0, []),
+        ("cc-ext-form", 1, ["max_elicitation_gap: 1 open question(s) with a polling gap over 5 s"]),
+        ("exit-no-cancel", 1, ["cancel_on_exit: expected sent, the recording shows not_sent"]),
+    ],
+)
+def test_the_shipped_expectations_pass_and_fail_for_the_right_reasons(name: str, code: int, failing: list[str]) -> None:
+    recordings = REPO / "recordings"
+    result = wiretap("check", str(recordings / f"{name}.jsonl"), "--expect", str(recordings / f"{name}.expect.yaml"))
+    assert result.returncode == code, result.stdout
+    failures = [line.split(" ", 2)[2] for line in result.stdout.splitlines() if line.startswith("FAIL ")]
+    assert [f for f in failures if not any(f.startswith(want) for want in failing)] == []
+    assert len(failures) == len(failing)

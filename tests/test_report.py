@@ -146,7 +146,7 @@ def test_a_headless_client_cancelling_at_once_is_told_apart_from_an_answer() -> 
     report = claude_code_like(answer_at=None, cancel_at=8.805).report()
     (question,) = report["questions"]
     assert question["cancelled_instead"]
-    assert question["answered_by"] == "cancelled (tasks/cancel) right after the question (headless client)"
+    assert question["answered_by"] == "tasks/cancel, right after the question (headless client)"
 
 
 def test_cancel_on_exit_names_the_live_tasks_and_what_the_server_did() -> None:

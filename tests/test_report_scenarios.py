@@ -279,7 +279,7 @@ def test_headless_claude_code_cancels_the_task_in_the_same_tick_as_the_input_req
     near(question["opened"], case.at(6.32), "question opened")
     assert question["closed"] is not None and question["closed"] - question["opened"] < 0.010
     assert question["cancelled_instead"] is True and question["polls_inside"] == []
-    assert question["answered_by"] == "cancelled (tasks/cancel) right after the question (headless client)"
+    assert question["answered_by"] == "tasks/cancel, right after the question (headless client)"
     exits = r["verdicts"]["cancel_on_exit"]
     assert (exits["live_tasks"], exits["cancelled"], exits["sent"]) == ([task["id"]], [task["id"]], True)
     near(r["client_exit"]["t"], case.at(6.50), "client exit")

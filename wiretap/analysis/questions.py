@@ -130,4 +130,4 @@ def measure(question: Question, tasks: list[Task], end: float, windows: list[Que
         and question.closed is not None
         and question.closed - question.opened <= CANCELLED_QUICKLY
     ):
-        question.answered_by = f"cancelled ({question.answered_by}) right after the question (headless client)"
+        question.answered_by = f"{question.answered_by}, right after the question (headless client)"

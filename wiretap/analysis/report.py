@@ -97,7 +97,7 @@ class Analysis:
             self.findings.unanswered(request)
         tasks = sorted(self.tasks.tasks.values(), key=lambda task: task.created_at)
         questions = self._questions(tasks, end)
-        task_rows = [self._task(task) for task in tasks]
+        task_rows = [self._task(task, questions, end) for task in tasks]
         return {
             "report_format": REPORT_FORMAT,
             "recording": {
@@ -137,9 +137,11 @@ class Analysis:
             return None
         return {"t": _r(client.t), "how": client.how, "evidence": client.evidence}
 
-    def _task(self, task: Task) -> dict[str, Any]:
+    def _task(self, task: Task, questions: list[Question], end: float) -> dict[str, Any]:
         times = task.polls.times
         intervals = [b - a for a, b in pairwise(times)]
+        windows = [q for q in questions if q.task in (None, task.id)]
+        cadence = [b - a for a, b in pairwise(times) if not touches(a, b, windows, end)]
         distribution = Distribution()
         for interval in intervals:
             distribution.add(interval)
@@ -160,7 +162,7 @@ class Analysis:
             "first_poll_after": _r(times[0] - task.created_at) if times else None,
             "intervals": summary.as_dict() if summary else None,
             "pattern": _pattern(intervals),
-            "settled_interval": _r(_median(settled(intervals))),
+            "settled_interval": _r(_median(settled(cadence))),
             "failed_polls": len(task.polls.errors),
             "states": [{"t": _r(t), "state": s.raw} for t, s in task.states],
             "final_state": task.state.raw if task.state else None,
@@ -295,7 +297,10 @@ class Analysis:
         worst = max(questions, key=lambda q: q.longest_gap or 0.0)
         closed = f"{worst.closed:.2f}" if worst.closed is not None else "the end"
         cadence = f", against a {worst.cadence_outside:.2f} s cadence outside it" if worst.cadence_outside else ""
-        answered = f"; answered by {worst.answered_by}" if worst.answered_by else "; never answered"
+        if worst.answered_by is None:
+            answered = "; never answered"
+        else:
+            answered = f"; {'cancelled instead by' if worst.cancelled_instead else 'answered by'} {worst.answered_by}"
         verdict = (
             f"While a question was open ({worst.opened:.2f}–{closed} s) the longest polling gap was "
             f"{worst.longest_gap or 0.0:.2f} s with {len(worst.polls)} poll(s) inside{cadence}{answered}."

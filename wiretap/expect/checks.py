@@ -44,6 +44,16 @@ def _mapping(arg: Any, allowed: set[str], name: str) -> dict[str, Any]:
     return arg
 
 
+def _cadence(task: dict[str, Any], questions: list[dict[str, Any]]) -> list[float]:
+    """A task's intervals between polls, leaving out those that span a question put to the user."""
+    windows = [(q["opened"], q["closed"]) for q in questions if q["task"] in (None, task["id"])]
+
+    def spans(a: float, b: float) -> bool:
+        return any(a < (closed if closed is not None else float("inf")) and b > opened for opened, closed in windows)
+
+    return [b - a for a, b in pairwise(task["polls"]) if not spans(a, b)]
+
+
 def poll_interval(arg: Any, facts: Facts) -> Outcome:
     spec = _mapping(arg, {"within", "median_between", "every"}, "poll_interval")
     tasks = [t for t in facts.report["tasks"] if t["intervals"]]
@@ -52,7 +62,8 @@ def poll_interval(arg: Any, facts: Facts) -> Outcome:
     failures, evidence = [], []
     for task in tasks:
         wanted_ms = task["requested_poll_ms"] if task["requested_poll_ms"] is not None else task["applied_poll_ms"]
-        median = task["intervals"]["median"]
+        # The client's own cadence: after any back-off, and not across a question put to the user.
+        median = task["settled_interval"] if task["settled_interval"] is not None else task["intervals"]["median"]
         line = f"task {task['id']}: median {median:.3f} s, asked {wanted_ms} ms, intervals {task['pattern']}"
         evidence.append(line)
         if "within" in spec:
@@ -60,8 +71,7 @@ def poll_interval(arg: Any, facts: Facts) -> Outcome:
                 failures.append(f"task {task['id']}: the server asked for no interval to compare with")
                 continue
             tolerance, wanted = _tolerance(spec["within"]), wanted_ms / 1000
-            polls = task["polls"]
-            observed = [b - a for a, b in pairwise(polls)] if spec.get("every") else [median]
+            observed = _cadence(task, facts.report["questions"]) if spec.get("every") else [median]
             off = [v for v in observed if abs(v - wanted) > tolerance * wanted]
             if off:
                 failures.append(

@@ -105,6 +105,8 @@ def replay(
     except (NotARecording, UnsupportedFormat) as exc:
         raise click.ClickException(str(exc)) from None
     if role == "client":
+        if listen is not None:
+            raise click.UsageError("--listen is for --as server; --as client talks to -- SERVER or --upstream URL")
         if bool(server) == bool(upstream):
             raise click.UsageError("--as client needs a SERVER command after -- or --upstream URL (one of them)")
         from wiretap.replay.client import ClientOptions, replay_client
@@ -113,8 +115,8 @@ def replay(
         result = replay_client(script, list(server), upstream, options, out=sys.stdout, notes=sys.stderr)
         _write_summary(summary, result.summary())
         sys.exit(result.exit_status)
-    if server or upstream:
-        raise click.UsageError("--as server takes no SERVER command or --upstream")
+    if server or upstream or out is not None:
+        raise click.UsageError("--as server takes no SERVER command, --upstream or --out (those are for --as client)")
     options_ = ReplayOptions(match_on=match_on, pace=pace, volatile=volatile, replay_stderr=not no_stderr)
     player = _serve(script, options_, listen)
     player.report_misses(sys.stderr)

@@ -45,8 +45,14 @@ from wiretap.replay.tasks import reported_state
 from wiretap.replay.volatile import Volatile
 
 WIRETAP = [sys.executable, "-m", "wiretap"]
-LEARNED_KEYS = frozenset({"taskId", "id", "contextId", "sessionId"})
-"""Keys whose values a live server makes up afresh; learned from its responses."""
+
+
+def made_up(key: str | None) -> bool:
+    """Whether a key names an id that a live server makes up afresh (``id``, ``taskId``, ``context_id``…),
+    to be learned from its responses."""
+    return key is not None and (key == "id" or key.endswith(("Id", "_id")))
+
+
 NO_ANSWER_CODE = -32601
 STOP_GRACE = 5.0
 
@@ -140,7 +146,7 @@ def learn(recorded: Any, live: Any, into: dict[str, Any], key: str | None = None
     elif isinstance(recorded, list) and isinstance(live, list):
         for a, b in zip(recorded, live, strict=False):
             learn(a, b, into, key)
-    elif key in LEARNED_KEYS and isinstance(recorded, str) and isinstance(live, str | int) and recorded != live:
+    elif made_up(key) and isinstance(recorded, str) and isinstance(live, str | int) and recorded != live:
         into[recorded] = live
 
 
@@ -171,6 +177,11 @@ class Driver:
         self.received_at: dict[int, float] = {}
         """Exchange number → when its live response came."""
         self.live: dict[int, Json] = {}
+        """Exchange number → its first live response."""
+        self.replies: dict[int, list[Json]] = {}
+        """Exchange number → every live response (an event stream may answer many times)."""
+        self.sent: dict[Hashable, Exchange] = {}
+        self._ends: dict[int, asyncio.Event] = {}
         self.answered: set[int] = set()
         self.unexpected: list[str] = []
         self.used: set[int] = set()
@@ -196,11 +207,15 @@ class Driver:
                 at = await self._response(exchange)
                 if at is not None and exchange.response_t >= base_recorded:
                     base_recorded, base_live = exchange.response_t, at
+                ended = _stream_end(exchange)
+                if ended is not None and ended <= item.t:  # the recorded client had seen its event stream end
+                    await self._ended(exchange)
             await _until(base_live + pace.live(item.t - base_recorded), self.now)
             message = swapped(item.message, self.swaps)
             if item.exchange is not None:
                 key = self._key(item.exchange)
                 self.waiting[key] = loop.create_future()
+                self.sent[key] = item.exchange
                 sent.append(item.exchange)
             await link.send(item, message)
             prev_recorded, prev_live = item.t, self.now()
@@ -212,6 +227,14 @@ class Driver:
         await asyncio.gather(*self._answering, return_exceptions=True)
         await link.close()
         return ClientResult([self._compare(e) for e in sent if e.response is not None], self.unexpected)
+
+    def ended(self, exchange: Exchange) -> None:
+        """The link says: the live response to ``exchange`` is complete (its event stream ended)."""
+        self._ends.setdefault(exchange.number, asyncio.Event()).set()
+
+    async def _ended(self, exchange: Exchange) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ends.setdefault(exchange.number, asyncio.Event()).wait(), self.options.timeout)
 
     def _key(self, exchange: Exchange) -> Hashable:
         if exchange.rest is not None:
@@ -252,6 +275,9 @@ class Driver:
             future = self.waiting.get(key)
             if future is not None and not future.done():
                 future.set_result((now, message))
+            answered = self.sent.get(key)
+            if answered is not None:
+                self.replies.setdefault(answered.number, []).append(message)
 
     async def _answer(self, message: Json) -> None:
         """Answer a live server's request with the recorded answer to the matching recorded request."""
@@ -277,11 +303,18 @@ class Driver:
     # -- comparing ----------------------------------------------------------------------------------
 
     def _compare(self, exchange: Exchange) -> Compared:
+        """The live response against the recorded one; for an event stream, the last against the last
+        (what came before depends on timing)."""
         live = self.live.get(exchange.number)
         if live is None or exchange.response is None:
             return Compared(exchange, live, [])
+        replies = [s.message for s in exchange.steps if s.reply and s.message is not None]
+        recorded_last = replies[-1] if replies else exchange.response
+        if len(replies) > 1 or len(self.replies.get(exchange.number, [])) > 1:
+            live = self.replies[exchange.number][-1]
+            learn(recorded_last, live, self.swaps)
         volatile = self.options.volatile
-        recorded = volatile.normalize(_without_id(swapped(exchange.response, self.swaps)))
+        recorded = volatile.normalize(_without_id(swapped(recorded_last, self.swaps)))
         found = differences(recorded, volatile.normalize(_without_id(live)))
         compared = Compared(exchange, live, found)
         if found and exchange.request.method in POLL_METHODS:
@@ -292,6 +325,12 @@ class Driver:
                 compared.differences = []
                 compared.timing = f"polled at another moment of the task: recorded {was}, live {now}"
         return compared
+
+
+def _stream_end(exchange: Exchange) -> float | None:
+    """When the recorded event stream answering ``exchange`` had sent its last response (None: no stream)."""
+    replies = [step.t for step in exchange.steps if step.reply]
+    return replies[-1] if len(replies) > 1 else None
 
 
 async def _until(due: float, now: Any) -> None:
@@ -388,14 +427,20 @@ class HttpLink:
         self.driver = driver
         self.script = script
         self.session_id: str | None = None
+        self.exchanges: set[asyncio.Task[None]] = set()
         self.streams: set[asyncio.Task[None]] = set()
+        """GET event streams."""
         self.stream_opened = False
 
     def _url(self, item: ClientItem) -> str:
         if item.http is None:
             return self.base
         query = f"?{item.http.query}" if item.http.query else ""
-        return f"{self.origin}{item.http.path}{query}"
+        path = item.http.path
+        for recorded, live in self.driver.swaps.items():  # an A2A REST path names the task
+            if recorded in path:
+                path = path.replace(recorded, str(live))
+        return f"{self.origin}{path}{query}"
 
     def _headers(self, item: ClientItem) -> dict[str, str]:
         recorded = item.http.request_headers if item.http is not None else {}
@@ -408,8 +453,8 @@ class HttpLink:
 
     async def send(self, item: ClientItem, message: Json) -> None:
         task = asyncio.create_task(self._exchange(item, message))
-        self.streams.add(task)
-        task.add_done_callback(self.streams.discard)
+        self.exchanges.add(task)
+        task.add_done_callback(self.exchanges.discard)
         if item.exchange is None:
             await task
 
@@ -422,6 +467,9 @@ class HttpLink:
                 await self._read(response, item.exchange)
         except OSError as exc:
             self.driver.unexpected.append(f"#{item.exchange.number if item.exchange else '-'}: {exc}")
+        finally:
+            if item.exchange is not None:
+                self.driver.ended(item.exchange)
         if self.session_id and self.script.streams and not self.stream_opened:
             self.stream_opened = True
             task = asyncio.create_task(self._stream())
@@ -461,13 +509,16 @@ class HttpLink:
                     await self._read(response, None)
 
     async def close(self) -> None:
+        """Let every response (event streams included) finish, then end the session."""
+        if self.exchanges:
+            await asyncio.wait(list(self.exchanges), timeout=self.driver.options.timeout)
         if self.session_id and self.script.ends_session:
             with contextlib.suppress(OSError):
                 async with self.http.delete(self.base, headers={"mcp-session-id": self.session_id}):
                     pass
-        for task in list(self.streams):
+        for task in [*self.exchanges, *self.streams]:
             task.cancel()
-        await asyncio.gather(*self.streams, return_exceptions=True)
+        await asyncio.gather(*self.exchanges, *self.streams, return_exceptions=True)
 
 
 async def replay_http(script: Script, upstream: str, options: ClientOptions) -> ClientResult:

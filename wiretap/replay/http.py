@@ -216,7 +216,7 @@ async def serve_http(player: Player, listen: str, *, announce: IO[str]) -> None:
     assert isinstance(bound, asyncio.base_events.Server)
     bound_host, bound_port = bound.sockets[0].getsockname()[:2]
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
-    print(f"http://{shown_host}:{bound_port}{player.script.post_path()}", file=announce, flush=True)
+    print(f"http://{shown_host}:{bound_port}{player.script.base_path()}", file=announce, flush=True)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, server.stopping.set)

@@ -5,12 +5,15 @@ back: every message the server sent for it, at its recorded offset from the requ
 pace), the response last, with the live request's id. A progress token or request id that the server
 echoed is swapped for the live one. A request the server sent the client (elicitation, roots, sampling)
 is sent as recorded; what came after the client's answer in the recording waits for the live client's
-answer and is timed from it. Task polls are answered by the client's clock (tasks.py). What the server
-sent unprompted is sent at its recorded offset from the start, and never before (nor sooner after) the
-client's message that preceded it: its n-th message with that method, and the responses recorded before
-it. A request with no match gets a JSON-RPC error naming the closest recorded one.
+answer and is timed from it. Task polls are answered by the client's clock (tasks.py).
 
-The transports (stdio.py, http.py) hand live messages in and give the player an ``Outlet`` to send on.
+What the server sent unprompted is sent at its recorded offset from the client's message that preceded
+it (its n-th message with that method; from the start if there was none), and not before the responses
+recorded before it. Offsets from the start of the session would drift: a live client is rarely exactly
+as fast as the recorded one.
+
+A request with no match gets a JSON-RPC error naming the closest recorded one. The transports
+(stdio.py, http.py) hand live messages in and give the player an ``Outlet`` to send on.
 """
 
 from __future__ import annotations
@@ -153,7 +156,7 @@ class Player:
         self.tasks = {
             key: TaskClock(task, script.polls(key), self.options.pace)
             for key, task in script.tasks.items()
-            if script.polls(key)
+            if task.states and script.polls(key)
         }
         self._replying: dict[int, tuple[float, asyncio.Event]] = {}
         """Exchanges chosen and not yet answered (by id of their plan): their recorded response time, and
@@ -190,9 +193,15 @@ class Player:
         self._client_acted(live, now)
         plan = Plan(message, now)
         task_key = poll_task_key(live.method, live.raw_params) if live.method in POLL_METHODS else None
-        if task_key in self.tasks:
-            assert task_key is not None
-            answer = self.tasks[task_key].poll(now)
+        clock = self.tasks.get(task_key) if task_key is not None else None
+        # Polls of the same binding (JSON-RPC or REST, the same method) answer it.
+        alike = (
+            [p for p in clock.polls if p.request.method == live.method and (p.rest is None) == (rest is None)]
+            if clock
+            else []
+        )
+        if clock is not None and alike:
+            answer = clock.poll(now, alike)
             plan.exchange, plan.response = answer.exchange, answer.response
             self.by_task_clock += 1
             return plan
@@ -313,8 +322,10 @@ class Player:
             for recorded_t, replied in list(self._replying.values()):
                 if recorded_t <= item.step.t:  # a response recorded before it goes out before it
                     await replied.wait()
-            after_live = self.started if item.after is None else self._arrival(item.after)
-            due = max(self.started + pace.live(item.step.t), after_live + pace.live(item.step.t - item.after_t))
+            if item.after is None:
+                due = self.started + pace.live(item.step.t)
+            else:
+                due = self._arrival(item.after) + pace.live(item.step.t - item.after_t)
             await self._until(due)
             if item.step.stderr is not None:
                 self._stderr(item.step.stderr)

@@ -194,6 +194,14 @@ class Script:
     def transport(self) -> str:
         return str(self.header.get("transport", "stdio"))
 
+    def base_path(self) -> str:
+        """The path a client starts from (HTTP): the recorded upstream's, as the proxy showed it."""
+        upstream = self.header.get("upstream")
+        if isinstance(upstream, str) and upstream:
+            path = urlsplit(upstream).path
+            return "" if path in ("", "/") else path
+        return self.post_path()
+
     def post_path(self) -> str:
         """The path clients posted JSON-RPC to (HTTP); ``/`` when there was none."""
         for exchange in self.exchanges:

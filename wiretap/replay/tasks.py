@@ -100,12 +100,13 @@ class TaskClock:
             current = state
         return current
 
-    def poll(self, now: float) -> PollAnswer:
-        """Which recorded poll answers a live poll at ``now``."""
+    def poll(self, now: float, polls: list[Exchange] | None = None) -> PollAnswer:
+        """Which recorded poll (of ``polls``, by default all of the task's) answers a live poll at ``now``."""
         target = self.recorded_now(now)
         state = self.state_at(target)
-        answered = [p for p in self.polls if p.response is not None and "error" not in p.response]
-        pool = answered or self.polls
+        polls = polls or self.polls
+        answered = [p for p in polls if p.response is not None and "error" not in p.response]
+        pool = answered or polls
         same = [p for p in pool if state is not None and reported_state(p.response) == state.raw]
 
         def nearness(p: Exchange) -> tuple[bool, float]:

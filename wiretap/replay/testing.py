@@ -45,9 +45,13 @@ class ReplayedServer:
     url: str | None = None
     """With ``http=True``: the URL to point an HTTP client at."""
     summary_path: Path = field(default_factory=Path)
+    final: dict[str, Any] | None = None
+    """The summary as the block ended (its file goes with the block)."""
 
     def summary(self) -> dict[str, Any]:
         """What the replay answered, and what it could not (``misses``), once the replay has ended."""
+        if self.final is not None:
+            return self.final
         try:
             loaded: dict[str, Any] = json.loads(self.summary_path.read_text())
         except (OSError, ValueError):
@@ -85,6 +89,7 @@ def replayed_server(
                 yield server
         else:
             yield server
+        server.final = server.summary()
         if strict and server.misses:
             lines = [
                 f"{m['method']} {json.dumps(m['params'])[:100]}: {'; '.join(m['differed'])}" for m in server.misses

@@ -18,6 +18,7 @@ DEFAULT_VOLATILE_KEYS = frozenset(
         # Sessions and client-made message ids.
         "sessionId",
         "messageId",
+        "message_id",
         # Timestamps.
         "createdAt",
         "lastUpdatedAt",
