@@ -1,5 +1,5 @@
-"""pytest fixtures for recordings as fixtures (load with ``pytest_plugins = ["wiretap.replay.pytest_plugin"]``
-in a root conftest.py, or ``-p wiretap.replay.pytest_plugin``).
+"""pytest fixtures for recordings as fixtures: installing wiretap registers this plugin (entry point
+``pytest11``), so every test can ask for the ``wiretap_replay`` fixture.
 
 ```python
 def test_the_client_against_the_recorded_server(wiretap_replay):
