@@ -98,7 +98,10 @@ def test_the_client_starts_with_only_our_config_and_the_users_other_arguments() 
     ]
 
 
-def test_a_stdio_server_is_run_through_the_tap_with_its_env_kept(tmp_path: Path, home: dict[str, str]) -> None:
+def test_a_stdio_server_is_run_through_the_tap_with_its_entry_as_configured(
+    tmp_path: Path, home: dict[str, str]
+) -> None:
+    """Claude Code expands ${VAR} in the generated config itself: wiretap must hand on the entry unexpanded."""
     write(tmp_path / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
     write(
         tmp_path / ".mcp.json",
@@ -107,8 +110,9 @@ def test_a_stdio_server_is_run_through_the_tap_with_its_env_kept(tmp_path: Path,
     (server,) = discover(["claude"], tmp_path, {**home, "TOKEN": "t0k"}).servers
     entry = _tap_entry(server, tmp_path / "s.jsonl")
     assert entry["command"] == sys.executable
-    assert entry["args"][-4:] == ["--", "srv", "--port", "7"]
-    assert entry["args"][:4] == ["-m", "wiretap", "tap", "--out"] and entry["env"] == {"TOKEN": "t0k"}
+    assert entry["args"][-4:] == ["--", "srv", "--port", "${PORT:-7}"]
+    assert entry["args"][:4] == ["-m", "wiretap", "tap", "--out"] and entry["env"] == {"TOKEN": "${TOKEN}"}
+    assert server.entry["args"] == ["--port", "7"] and server.entry["env"] == {"TOKEN": "t0k"}
 
 
 def test_an_unknown_client_gets_advice_instead_of_a_guess() -> None:

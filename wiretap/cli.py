@@ -271,11 +271,14 @@ def wrap(out: Path | None, client: tuple[str, ...]) -> None:
     """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
     from wiretap.clients import UnknownClient
     from wiretap.clients.claude_code import ConfigError
-    from wiretap.session import Session
+    from wiretap.session import ClientNotStarted, Session
 
     try:
         session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ)
         returncode = session.run()
+    except ClientNotStarted as exc:
+        click.echo(f"wiretap: {exc}", err=True)
+        sys.exit(exc.status)
     except (UnknownClient, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None
     except FileExistsError as exc:

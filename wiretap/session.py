@@ -60,9 +60,11 @@ def _unique_names(servers: list[Server]) -> dict[str, str]:
 
 
 def _tap_entry(server: Server, recording: Path) -> dict[str, Any]:
-    entry = dict(server.entry)
+    # From the entry as configured: the client expands ${VAR} in what we hand it, exactly once.
+    entry = dict(server.raw or server.entry)
     command = [str(entry.pop("command", "")), *map(str, entry.pop("args", []) or [])]
-    tap = [sys.executable, "-m", "wiretap", "tap", "--out", str(recording), "--name", server.name, "--", *command]
+    out = str(recording.resolve())
+    tap = [sys.executable, "-m", "wiretap", "tap", "--out", out, "--name", server.name, "--", *command]
     return {**entry, "type": "stdio", "command": tap[0], "args": tap[1:]}
 
 
@@ -80,7 +82,7 @@ def _start_proxy(server: Server, recording: Path, log: Path) -> tuple[subprocess
         "--name",
         server.name,
     ]
-    with log.open("w") as log_file:
+    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as log_file:
         # Its own session keeps the terminal's Ctrl-C away from it; the parent-death signal keeps it
         # from outliving us.
         proc = subprocess.Popen(
@@ -110,7 +112,7 @@ def wrap_servers(servers: list[Server], folder: Path) -> tuple[list[Wrapped], li
             wrapped.append(Wrapped(server, recording, _tap_entry(server, recording)))
         elif server.transport in ("http", "sse") and server.entry.get("url"):
             proxy, url = _start_proxy(server, recording, folder / f"{names[server.name]}.proxy.log")
-            entry = {**server.entry, "url": url}
+            entry = {**(server.raw or server.entry), "url": url}
             wrapped.append(Wrapped(server, recording, entry, proxy))
         else:
             skipped.append(f"{server.name}: transport {server.transport!r} is not one wiretap can wrap")
@@ -124,12 +126,33 @@ def _write_private_json(data: Any) -> Path:
     return Path(name)
 
 
+def recordings_of(first: Path) -> list[Path]:
+    """A server's recordings: a client that starts it again gets NAME.1.jsonl, NAME.2.jsonl…"""
+    found = [first] if first.exists() else []
+    n = 1
+    while (following := first.with_name(f"{first.stem}.{n}{first.suffix}")).exists():
+        found.append(following)
+        n += 1
+    return found
+
+
 def _message_count(recording: Path) -> int:
     try:
         with recording.open("rb") as f:
             return sum(1 for line in f if b'"kind":"message"' in line)
     except OSError:
         return 0
+
+
+class ClientNotStarted(Exception):
+    def __init__(self, command: str, error: OSError) -> None:
+        super().__init__(f"cannot start {command!r}: {error.strerror or error}")
+        self.status = 127 if isinstance(error, FileNotFoundError) else 126
+        """What a shell would exit with."""
+
+
+def _let_the_client_handle_it(signum: int, frame: object) -> None:
+    """The terminal sent this to the whole foreground group: the client got it too and decides."""
 
 
 class Session:
@@ -163,19 +186,20 @@ class Session:
             self._stop_proxies()
             if config_path is not None:
                 config_path.unlink(missing_ok=True)
-        self._write_manifest(running=False)
+            self._write_manifest(running=False)
         self._summary(stderr)
         return returncode
 
     def _run_client(self, argv: list[str]) -> int:
         # Ctrl-C and Ctrl-\ reach the client from the terminal; we only pass on what is sent to us alone.
-        previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGQUIT)}
+        # A no-op handler, not SIG_IGN: an ignored signal would stay ignored in the client.
+        previous = {s: signal.signal(s, _let_the_client_handle_it) for s in (signal.SIGINT, signal.SIGQUIT)}
         self.manifest["client_started"] = round(time.monotonic() - self.started_monotonic, 6)
         try:
             proc = subprocess.Popen(argv)
         except OSError as exc:
             self.manifest["client_error"] = str(exc)
-            raise
+            raise ClientNotStarted(argv[0], exc) from exc
         forward = {s: signal.signal(s, lambda n, _f: proc.send_signal(n)) for s in (signal.SIGTERM, signal.SIGHUP)}
         try:
             returncode = proc.wait()
@@ -206,23 +230,26 @@ class Session:
 
     def _write_manifest(self, *, running: bool) -> None:
         self.manifest["running"] = running
-        self.manifest["servers"] = [
-            {
-                "name": w.server.name,
-                "scope": w.server.scope,
-                "transport": w.server.transport,
-                "recording": w.recording.name,
-                "messages": None if running else _message_count(w.recording),
-                "missing_variables": sorted(w.server.missing_vars),
-            }
-            for w in self.wrapped
-        ]
+        self.manifest["servers"] = [self._server_entry(w, running) for w in self.wrapped]
         self.manifest["not_wrapped"] = self.skipped
         path = self.folder / MANIFEST
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(self.manifest, indent=2) + "\n")
         temporary.chmod(0o600)
         temporary.replace(path)
+
+    @staticmethod
+    def _server_entry(wrapped: Wrapped, running: bool) -> dict[str, Any]:
+        files = recordings_of(wrapped.recording)
+        return {
+            "name": wrapped.server.name,
+            "scope": wrapped.server.scope,
+            "transport": wrapped.server.transport,
+            "recording": wrapped.recording.name,
+            "recordings": [f.name for f in files],
+            "messages": None if running else sum(_message_count(f) for f in files),
+            "missing_variables": sorted(wrapped.server.missing_vars),
+        }
 
     def _summary(self, stderr: IO[str]) -> None:
         lines = [f"wiretap: session {self.folder}"]

@@ -21,7 +21,11 @@ class SessionFolder:
 
     @property
     def recordings(self) -> list[tuple[dict[str, Any], Path]]:
-        return [(server, self.path / server["recording"]) for server in self.manifest.get("servers", [])]
+        return [
+            (server, self.path / name)
+            for server in self.manifest.get("servers", [])
+            for name in server.get("recordings") or [server["recording"]]
+        ]
 
     @property
     def client_exited_monotonic(self) -> float | None:

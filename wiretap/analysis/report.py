@@ -20,6 +20,8 @@ from wiretap.analysis.traffic import Traffic
 from wiretap.recording.reader import open_recording
 
 REPORT_FORMAT = 1
+LONG_LIVED = frozenset({"subscriptions/listen"})
+"""Requests that stay open by design until the client goes away (2026-07-28 notification streams)."""
 CANCEL_BEFORE_EXIT = 5.0
 """Seconds before the client left in which cancelling a task counts as cancelling it on exit."""
 POLL_RULE = "Claude Code's rule: the server's interval clamped to 250 ms–30 s; 2 s when the server gives none"
@@ -94,7 +96,8 @@ class Analysis:
         self.exits.finish()
         self.tasks.finish(end)
         for request in self.conversation.pending():
-            self.findings.unanswered(request)
+            if request.method not in LONG_LIVED:
+                self.findings.unanswered(request)
         tasks = sorted(self.tasks.tasks.values(), key=lambda task: task.created_at)
         questions = self._questions(tasks, end)
         task_rows = [self._task(task, questions, end) for task in tasks]

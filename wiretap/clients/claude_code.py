@@ -109,7 +109,7 @@ def discover(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Discovery:
                 found.skipped.append(f"{name} ({scope}): not a server entry")
                 continue
             missing: set[str] = set()
-            by_name.setdefault(name, Server(name, scope, expand_all(entry, env, missing), missing))
+            by_name.setdefault(name, Server(name, scope, expand_all(entry, env, missing), missing, raw=dict(entry)))
 
     for value in config_values:
         source, data = _config_source(value, cwd)

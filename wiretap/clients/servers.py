@@ -41,8 +41,10 @@ class Server:
     scope: str
     """Where it was configured: local, project, user, or a --mcp-config source."""
     entry: dict[str, Any]
-    """As configured, with variables expanded."""
+    """As configured, with variables expanded (what wiretap itself needs: the command, the URL)."""
     missing_vars: set[str] = field(default_factory=set)
+    raw: dict[str, Any] = field(default_factory=dict)
+    """As configured: the client expands it again from the generated config, so it must not twice."""
 
     @property
     def transport(self) -> str:
