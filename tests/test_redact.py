@@ -1,4 +1,15 @@
-from wiretap.redact import REDACTED, may_need_redaction, redact_argv, redact_json, redact_text
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wiretap.redact import (
+    REDACTED,
+    TOKEN_VALUE,
+    may_hold_token,
+    may_need_redaction,
+    redact_argv,
+    redact_json,
+    redact_text,
+)
 
 
 def test_sensitive_keys_are_redacted_at_any_depth() -> None:
@@ -54,3 +65,35 @@ def test_argv_values_after_credential_flags_are_redacted() -> None:
         "8080",
         REDACTED,
     ]
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Bearer ",
+                "Basic ",
+                "sk-",
+                "ghp_",
+                "github_pat_",
+                "glpat-",
+                "xoxb-",
+                "AKIA",
+                "AIza",
+                "eyJ",
+                ".",
+                "abcdefghij",
+                "ABCDEFGH",
+                "0123456789",
+                "_",
+                "-",
+                " ",
+                '"',
+            ]
+        ),
+        max_size=12,
+    )
+)
+def test_the_fast_pre_check_never_skips_text_the_token_pattern_would_match(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert TOKEN_VALUE.search(text) is None or may_hold_token(text)

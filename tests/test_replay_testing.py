@@ -16,7 +16,6 @@ if TYPE_CHECKING:  # pytest imports the plugin itself, to rewrite its asserts
     from wiretap.replay.pytest_plugin import Replays
 
 
-
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("replay-testing") / "session.jsonl"

@@ -55,12 +55,37 @@ def is_sensitive_key(key: str) -> bool:
     return key.lower().replace("-", "").replace("_", "") in _SENSITIVE_KEYS
 
 
+# Every TOKEN_VALUE alternative contains one of these anchors. Each check is a memchr for a rare
+# character, then (only if it occurs) a regex whose pattern starts with that literal character, which
+# re scans for quickly. TOKEN_VALUE itself starts with \b and ten alternatives, so re tries every
+# alternative at every position: about 10 MB/s, versus GB/s for this gate on clean text.
+_TOKEN_ANCHORS = tuple(
+    (char, re.compile(pattern).search)
+    for char, pattern in (
+        ("B", r"B(?:earer|asic)"),
+        ("A", r"A(?:KIA|Iza)"),
+        ("J", r"J(?<=eyJ)"),
+        ("-", r"-(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abposr]-))"),
+        ("_", r"_(?:(?<=gh[pousr]_)|(?<=github_pat_))"),
+    )
+)
+
+
+def may_hold_token(text: str) -> bool:
+    """False when TOKEN_VALUE cannot match ``text``: no anchor of any of its alternatives occurs."""
+    return any(char in text and search(text) is not None for char, search in _TOKEN_ANCHORS)
+
+
 def may_need_redaction(json_text: str) -> bool:
     """A cheap pre-check on serialized JSON, so that clean messages are recorded verbatim."""
-    return _KEY_IN_JSON.search(json_text) is not None or TOKEN_VALUE.search(json_text) is not None
+    if _KEY_IN_JSON.search(json_text) is not None:
+        return True
+    return may_hold_token(json_text) and TOKEN_VALUE.search(json_text) is not None
 
 
 def redact_text(text: str) -> tuple[str, int]:
+    if not may_hold_token(text):
+        return text, 0
     return TOKEN_VALUE.subn(REDACTED, text)
 
 

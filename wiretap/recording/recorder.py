@@ -20,6 +20,12 @@ from wiretap.recording.writer import RecordingWriter, encode_event
 _STOP = object()
 _OPEN = object()
 _BATCH = 256
+_POLL_MIN = 0.001
+_POLL_MAX = 0.01
+"""An idle recorder looks at its queue at least this often: what was seen is on disk within 10 ms."""
+_WAKE_BACKLOG = 16
+"""Queued chunks (up to 64 KiB each) after which a pump does wake the recorder: bulk transfers are not
+left to pile up in memory for a whole poll interval."""
 
 
 class Recorder:
@@ -43,6 +49,7 @@ class Recorder:
         # The monotonic origin lets recordings made side by side (a session) share one clock.
         writer.add(0.0, encode_event({**header.to_dict(), "monotonic_origin": round(self._start, 6)}))
         writer.flush()
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="wiretap-recorder", daemon=True)
         self._thread.start()
 
@@ -57,6 +64,8 @@ class Recorder:
         """Bytes passing on stream ``key``, stamped now."""
         with self._lock:
             self._queue.put((time.monotonic() - self._start, key, chunk))
+            if self._queue.qsize() > _WAKE_BACKLOG and not self._wake.is_set():
+                self._wake.set()
 
     def closed(self, key: Hashable) -> None:
         """End of stream ``key``."""
@@ -70,27 +79,40 @@ class Recorder:
     def close(self, **summary: Any) -> None:
         """Record everything still queued, then the end event, and close the file."""
         self._queue.put(_STOP)
+        self._wake.set()
         self._thread.join()
         self.writer.close({"t": round(self.now(), 6), "kind": Kind.END.value, **summary})
 
     def _run(self) -> None:
-        get, get_nowait = self._queue.get, self._queue.get_nowait
+        # Poll on a timer rather than block in get(): a pump's put() then does not wake this thread,
+        # which would take the GIL from the pumps between a request and its reply; it works in the
+        # gaps, up to _BATCH events per file write. Only a backlog or close() wakes it early. Each
+        # item is let go once handled, so queued chunks are not kept alive while a frame is parsed.
+        get_nowait, wake = self._queue.get_nowait, self._wake
+        idle = _POLL_MIN
         while True:
-            batch = [get()]
+            handled = 0
             try:
-                while len(batch) < _BATCH:
-                    batch.append(get_nowait())
+                while handled < _BATCH:
+                    item = get_nowait()
+                    if item is _STOP:
+                        self.writer.flush()
+                        return
+                    try:
+                        self._handle(*item)
+                    except Exception as exc:  # a recorder bug must not end the recording
+                        self._internal_error(exc)
+                    handled += 1
+                    del item
             except queue.Empty:
                 pass
-            for item in batch:
-                if item is _STOP:
-                    self.writer.flush()
-                    return
-                try:
-                    self._handle(*item)
-                except Exception as exc:  # a recorder bug must not end the recording
-                    self._internal_error(exc)
-            self.writer.flush()
+            if handled:
+                self.writer.flush()
+                idle = _POLL_MIN
+            else:
+                wake.wait(idle)
+                wake.clear()
+                idle = min(idle * 2, _POLL_MAX)
 
     def _handle(self, t: float, what: Any, payload: Any) -> None:
         if what is _OPEN:

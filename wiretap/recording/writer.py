@@ -17,8 +17,12 @@ from wiretap.model import Event, Kind
 Piece = bytes | bytearray
 
 
+# Built once: json.dumps with non-default options builds a new JSONEncoder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps(fields: Event) -> str:
-    return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(fields)
 
 
 def encode_event(fields: Event, msg_bytes: Piece | None = None) -> list[Piece]:
