@@ -23,6 +23,8 @@ _BATCH = 256
 _POLL_MIN = 0.001
 _POLL_MAX = 0.01
 """An idle recorder looks at its queue at least this often: what was seen is on disk within 10 ms."""
+_YIELD_EVERY = 16
+"""Events handled between giving the GIL up for a moment: a flood is recorded without starving the pumps."""
 _WAKE_BACKLOG = 16
 """Queued chunks (up to 64 KiB each) after which a pump does wake the recorder: bulk transfers are not
 left to pile up in memory for a whole poll interval."""
@@ -104,6 +106,8 @@ class Recorder:
                         self._internal_error(exc)
                     handled += 1
                     del item
+                    if not handled % _YIELD_EVERY:
+                        time.sleep(0)  # hand the GIL to a pump that is waiting for it
             except queue.Empty:
                 pass
             if handled:
