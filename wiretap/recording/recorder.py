@@ -23,11 +23,14 @@ _BATCH = 256
 _POLL_MIN = 0.001
 _POLL_MAX = 0.01
 """An idle recorder looks at its queue at least this often: what was seen is on disk within 10 ms."""
-_YIELD_EVERY = 16
-"""Events handled between giving the GIL up for a moment: a flood is recorded without starving the pumps."""
-_WAKE_BACKLOG = 16
-"""Queued chunks (up to 64 KiB each) after which a pump does wake the recorder: bulk transfers are not
-left to pile up in memory for a whole poll interval."""
+_YIELD_AFTER = 0.0005
+"""Seconds of recording work between giving the GIL up for a moment: a flood is recorded without starving
+the pumps. By time, not by event count: small HTTP events (nine an exchange) made a count-based yield hand
+the GIL back and forth one to two times per exchange."""
+_WAKE_BACKLOG = 1 << 20
+"""Chunk bytes queued since the recorder last drained after which a pump does wake it: bulk transfers
+are not left to pile up in memory for a whole poll interval. Bytes, not queue items: every exchange
+queues about nine small items, so an item count woke the recorder once or twice per HTTP exchange."""
 
 
 class Recorder:
@@ -52,6 +55,7 @@ class Recorder:
         writer.add(0.0, encode_event({**header.to_dict(), "monotonic_origin": round(self._start, 6)}))
         writer.flush()
         self._wake = threading.Event()
+        self._backlog = 0  # a hint for waking the recorder early, reset (without the lock) as it drains
         self._thread = threading.Thread(target=self._run, name="wiretap-recorder", daemon=True)
         self._thread.start()
 
@@ -66,7 +70,8 @@ class Recorder:
         """Bytes passing on stream ``key``, stamped now."""
         with self._lock:
             self._queue.put((time.monotonic() - self._start, key, chunk))
-            if self._queue.qsize() > _WAKE_BACKLOG and not self._wake.is_set():
+            self._backlog += len(chunk)
+            if self._backlog > _WAKE_BACKLOG and not self._wake.is_set():
                 self._wake.set()
 
     def closed(self, key: Hashable) -> None:
@@ -92,8 +97,10 @@ class Recorder:
         # item is let go once handled, so queued chunks are not kept alive while a frame is parsed.
         get_nowait, wake = self._queue.get_nowait, self._wake
         idle = _POLL_MIN
+        clock = time.perf_counter
         while True:
             handled = 0
+            yield_at = clock() + _YIELD_AFTER
             try:
                 while handled < _BATCH:
                     item = get_nowait()
@@ -106,11 +113,13 @@ class Recorder:
                         self._internal_error(exc)
                     handled += 1
                     del item
-                    if not handled % _YIELD_EVERY:
+                    if clock() > yield_at:
                         time.sleep(0)  # hand the GIL to a pump that is waiting for it
+                        yield_at = clock() + _YIELD_AFTER
             except queue.Empty:
                 pass
             if handled:
+                self._backlog = 0
                 self.writer.flush()
                 idle = _POLL_MIN
             else:

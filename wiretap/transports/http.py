@@ -267,15 +267,25 @@ class _Exchange:
         headers = end_to_end(_text_pairs(request.raw_headers), request.headers.get("Connection"))
         headers["Host"] = proxy._host_header
         url = proxy._origin.join(request.rel_url)
-        body = self._body = _ClientBody(self) if request.body_exists else None
-        if body is None:
+        body: _ClientBody | None = None
+        data: Any = None
+        if not request.body_exists:
             self._request_done()
+        elif request.content_length is not None and request.content.is_eof():
+            # The whole body came with the headers (a typical JSON-RPC POST): pass it on as bytes, which
+            # aiohttp writes with the headers, instead of through a reader task, a queue and a generator.
+            data = request.content.read_nowait()
+            self._request_chunk(data)
+            self._request_done()
+        else:
+            body = self._body = _ClientBody(self)
+            data = body.chunks()
         try:
             upstream = await proxy._session.request(
                 request.method,
                 url,
                 headers=headers,
-                data=body.chunks() if body is not None else None,
+                data=data,
                 allow_redirects=False,
                 compress=False,
             )
