@@ -9,10 +9,12 @@ from pathlib import Path
 import click
 
 from wiretap import __version__
+from wiretap.export.command import export
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
+from wiretap.replay.cli import replay
 from wiretap.sessions import NotASession, is_session, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
@@ -312,10 +314,8 @@ def quiet_broken_pipe() -> None:
     sys.exit(0)
 
 
-cli.add_command(__import__("wiretap.replay.cli", fromlist=["replay"]).replay)
-
-
-cli.add_command(__import__("wiretap.export.command", fromlist=["export"]).export)
+cli.add_command(replay)
+cli.add_command(export)
 
 
 def main(argv: list[str] | None = None) -> None:
