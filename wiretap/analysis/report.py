@@ -54,12 +54,12 @@ def _median(values: list[float]) -> float | None:
 
 def _pattern(intervals: list[float]) -> str:
     """Intervals as a person reads them: 0.50, 1.00, 2.00, 4.00, 5.00 ×7 s. A few milliseconds of jitter
-    do not break a run; a run shows its median."""
+    (5 %, at least 5 ms) do not break a run; a run shows its median."""
     if not intervals:
         return ""
     runs: list[list[float]] = []
     for value in intervals:
-        if runs and abs(value - runs[-1][0]) <= max(0.02, 0.01 * runs[-1][0]):
+        if runs and abs(value - runs[-1][0]) <= max(0.005, 0.05 * runs[-1][0]):
             runs[-1].append(value)
         else:
             runs.append([value])
