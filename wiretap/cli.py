@@ -18,6 +18,7 @@ from wiretap.replay.cli import replay
 from wiretap.sessions import NotASession, is_session, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
+from wiretap.ui.command import ui
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -316,6 +317,7 @@ def quiet_broken_pipe() -> None:
 
 cli.add_command(replay)
 cli.add_command(export)
+cli.add_command(ui)
 
 
 def main(argv: list[str] | None = None) -> None:

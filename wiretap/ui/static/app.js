@@ -1,0 +1,270 @@
+"use strict";
+// wiretap ui: a virtualised message list and the report, kept live over server-sent events.
+// The page holds the rows it shows (in blocks of BLOCK) and asks the server for others on demand.
+(function () {
+  const BLOCK = 200;
+  const ROW = 22;
+  const VERDICTS = [
+    ["poll_intervals", "Poll intervals"],
+    ["cancel_on_exit", "Cancel on exit"],
+    ["elicitation_gaps", "Polling while a question was open"],
+  ];
+  const $ = (id) => document.getElementById(id);
+  const session = new URLSearchParams(location.search).get("session") || "";
+  const state = { total: 0, blocks: new Map(), generation: 0, selected: null, servers: [], report: -1, loading: new Set() };
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") node.className = v; else node.setAttribute(k, v);
+    }
+    for (const child of children) node.append(child instanceof Node ? child : String(child ?? "—"));
+    return node;
+  }
+
+  function query(extra) {
+    const params = new URLSearchParams();
+    if (session) params.set("session", session);
+    const f = filters();
+    for (const [k, v] of Object.entries(f)) if (v) params.set(k, v);
+    for (const [k, v] of Object.entries(extra || {})) params.set(k, v);
+    return params.toString();
+  }
+
+  function filters() {
+    return { q: $("q").value.trim(), m: $("m").value.trim(), dir: $("dir").value, server: $("server").value,
+      err: $("err").checked ? "1" : "" };
+  }
+
+  async function get(path, extra) {
+    const response = await fetch(`${path}?${query(extra)}`, { cache: "no-store" });
+    if (!response.ok) throw new Error(`${path}: ${response.status}`);
+    return response.json();
+  }
+
+  // ---- the message list ----
+  async function loadBlock(block, generation) {
+    const key = `${generation}:${block}`;
+    if (state.loading.has(key)) return;
+    state.loading.add(key);
+    try {
+      const data = await get("/api/rows", { from: block * BLOCK, count: BLOCK });
+      if (generation !== state.generation) return;
+      setTotal(data.total, data.all);
+      state.blocks.set(block, data.rows);
+      render();
+    } finally {
+      state.loading.delete(key);
+    }
+  }
+
+  function setTotal(total, all) {
+    state.total = total;
+    $("spacer").style.height = `${total * ROW}px`;
+    $("count").textContent = `${total} of ${all} shown`;
+  }
+
+  function render() {
+    const list = $("list");
+    const first = Math.max(0, Math.floor(list.scrollTop / ROW) - 5);
+    const last = Math.min(state.total, Math.ceil((list.scrollTop + list.clientHeight) / ROW) + 5);
+    const rows = $("rows");
+    rows.style.transform = `translateY(${first * ROW}px)`;
+    const names = state.servers.length > 1;
+    const nodes = [];
+    for (let n = first; n < last; n++) {
+      const block = Math.floor(n / BLOCK);
+      const rowsOf = state.blocks.get(block);
+      const row = rowsOf && rowsOf[n - block * BLOCK];
+      if (!row) {
+        if (!rowsOf || n - block * BLOCK >= rowsOf.length) loadBlock(block, state.generation);
+        nodes.push(el("div", { class: "row pending" }, "…"));
+        continue;
+      }
+      const node = el("div", { class: `row ${row.lane === "---" ? "LIFE" : row.lane}${row.error ? " error" : ""}`,
+        "data-id": row.id, "data-lane": row.lane },
+      el("span", { class: "t" }, row.t.toFixed(3)));
+      if (names) node.append(el("span", { class: "srv" }, (state.servers[row.server] || {}).name || row.server));
+      node.append(el("span", { class: "lane" }, row.lane), el("span", { class: "method" }, row.title),
+        row.where ? `${row.where} ${row.summary}` : row.summary);
+      if (row.id === state.selected) node.classList.add("selected");
+      node.addEventListener("click", () => select(row.id));
+      nodes.push(node);
+    }
+    rows.replaceChildren(...nodes);
+  }
+
+  function refilter() {
+    state.generation += 1;
+    state.blocks.clear();
+    const f = filters();
+    const hash = new URLSearchParams();
+    for (const [k, v] of Object.entries(f)) if (v) hash.set(k, v);
+    history.replaceState(null, "", hash.toString() ? `#${hash}` : location.pathname + location.search);
+    $("list").scrollTop = 0;
+    loadBlock(0, state.generation);
+  }
+
+  async function grew() {
+    // New rows: drop the last (partial) block, learn the new total, follow the tail if asked to.
+    const lastBlock = Math.floor(Math.max(0, state.total - 1) / BLOCK);
+    state.blocks.delete(lastBlock);
+    const data = await get("/api/rows", { from: state.total, count: 0 });
+    setTotal(data.total, data.all);
+    if ($("tail").checked) $("list").scrollTop = $("list").scrollHeight;
+    render();
+  }
+
+  async function select(id) {
+    state.selected = id;
+    render();
+    const data = await get("/api/event", { id });
+    const detail = $("detail");
+    const head = el("div", { class: "meta" }, `row ${data.id} · ${data.server}`);
+    if (data.pair !== null) {
+      const link = el("a", { class: "pair", href: "#", "data-id": data.pair },
+        data.pair_is_response ? "→ its response" : "← its request");
+      link.addEventListener("click", (e) => { e.preventDefault(); goTo(data.pair); });
+      head.append(" · ", link);
+    }
+    detail.replaceChildren(head, el("pre", {}, data.json));
+  }
+
+  async function goTo(id) {
+    let data = await get("/api/position", { id });
+    if (data.at < 0) {
+      for (const k of ["q", "m", "dir", "server"]) $(k).value = "";
+      $("err").checked = false;
+      refilter();
+      data = await get("/api/position", { id });
+    }
+    $("tail").checked = false;
+    const list = $("list");
+    list.scrollTop = Math.max(0, data.at * ROW - list.clientHeight / 2);
+    await select(id);
+  }
+
+  // ---- the report ----
+  function table(columns, body, numeric) {
+    const head = el("tr", {}, ...columns.map((c) => el("th", {}, c)));
+    const rows = body.map((r) => el("tr", {}, ...r.map((v, n) =>
+      v instanceof Node ? el("td", {}, v) : el("td", numeric.includes(n) ? { class: "num" } : {}, cell(v)))));
+    return el("table", {}, el("thead", {}, head), el("tbody", {}, ...rows));
+  }
+
+  function cell(v) {
+    if (v === null || v === undefined) return "—";
+    if (typeof v === "boolean") return v ? "yes" : "no";
+    if (typeof v === "number" && !Number.isInteger(v)) return v.toFixed(2);
+    return String(v);
+  }
+
+  function svgOf(text) {
+    const doc = new DOMParser().parseFromString(text, "image/svg+xml");
+    const svg = doc.documentElement;
+    if (svg.nodeName !== "svg") return el("p", { class: "note" }, "timeline unavailable");
+    for (const s of svg.querySelectorAll("script, foreignObject")) s.remove();
+    return document.importNode(svg, true);
+  }
+
+  function renderReport(data) {
+    const many = data.servers.length > 1;
+    const verdicts = [], timelines = [], findings = [], latency = [], tasks = [];
+    for (const server of data.servers) {
+      if (server.error) { verdicts.push(el("p", { class: "note" }, `${server.name}: ${server.error}`)); continue; }
+      const report = server.report;
+      if (many) verdicts.push(el("div", { class: "server-name" }, server.name));
+      verdicts.push(el("div", { class: "verdicts" }, ...VERDICTS.map(([key, title]) => {
+        const verdict = report.verdicts[key];
+        const card = el("div", { class: `verdict ${key}` }, el("h4", {}, title), el("p", {}, verdict.verdict));
+        if (verdict.evidence.length) card.append(el("ul", {}, ...verdict.evidence.map((line) => el("li", {}, line))));
+        return card;
+      })));
+      timelines.push(el("figure", { class: "timeline", "data-server": server.name }, svgOf(server.svg)));
+      for (const f of report.findings) {
+        const times = f.times.map((t) => t.toFixed(2)).join(", ") + (f.count > 1 ? ` (×${f.count})` : "");
+        findings.push([el("span", { class: `sev ${f.severity}` }, f.severity), server.name, f.code, times, f.message, f.advice]);
+      }
+      for (const r of report.latency) latency.push([server.name, r.method, r.count, r.errors, r.p50_ms, r.p95_ms, r.max_ms]);
+      for (const t of report.tasks) {
+        tasks.push([server.name, t.id, t.tool, t.created_at, t.requested_poll_ms, t.polls,
+          t.intervals ? t.intervals.median : null, t.final_state, t.live_at_client_exit]);
+      }
+    }
+    $("verdicts").replaceChildren(...verdicts);
+    $("timelines").replaceChildren(...(timelines.length ? [el("h3", {}, "Timeline"), ...timelines] : []));
+    const parts = [];
+    if (tasks.length) parts.push(el("h3", {}, "Tasks"), table(["server", "task", "tool", "created s", "asked ms",
+      "polls", "median interval s", "final state", "live at client exit"], tasks, [3, 4, 5, 6]));
+    if (findings.length) parts.push(el("h3", {}, "Findings"),
+      table(["severity", "server", "code", "times s", "finding", "advice"], findings, []));
+    if (latency.length) parts.push(el("h3", {}, "Latency per method"),
+      table(["server", "method", "count", "errors", "p50 ms", "p95 ms", "max ms"], latency, [2, 3, 4, 5, 6]));
+    $("tables").replaceChildren(...parts);
+  }
+
+  async function reportChanged(version) {
+    if (version === state.report) return;
+    state.report = version;
+    renderReport(await get("/api/report"));
+  }
+
+  // ---- state, sessions and the push stream ----
+  async function loadState() {
+    const data = await get("/api/state");
+    $("title").textContent = data.title;
+    state.servers = data.servers;
+    const pick = $("server");
+    const chosen = pick.value;
+    pick.replaceChildren(el("option", { value: "" }, "every server"),
+      ...data.servers.map((s) => el("option", { value: String(s.server) }, `${s.name} (${s.file})`)));
+    pick.value = chosen;
+    pick.hidden = data.servers.length < 2 && !chosen;
+    if (data.sessions.length) {
+      $("session-pick").hidden = false;
+      $("sessions").replaceChildren(...data.sessions.map((s) => el("option", { value: s }, s)));
+      $("sessions").value = data.current;
+    }
+  }
+
+  function listen() {
+    const source = new EventSource(`/api/stream?${session ? `session=${encodeURIComponent(session)}` : ""}`);
+    let servers = -1;
+    source.onopen = () => { $("live").textContent = "live"; $("live").className = "live on"; };
+    source.onerror = () => { $("live").textContent = "disconnected"; $("live").className = "live off"; };
+    source.onmessage = async (message) => {
+      const data = JSON.parse(message.data);
+      if (data.servers !== servers) { servers = data.servers; await loadState(); }
+      if (data.running === false) $("live").textContent = "live (session ended)";
+      if (data.rows !== state.all) { state.all = data.rows; await grew(); }
+      await reportChanged(data.report);
+    };
+  }
+
+  function start() {
+    const asked = new URLSearchParams(location.hash.slice(1));
+    for (const k of ["q", "m", "dir", "server"]) if (asked.get(k)) $(k).value = asked.get(k);
+    $("err").checked = asked.get("err") === "1";
+    let timer = null;
+    const later = () => { clearTimeout(timer); timer = setTimeout(refilter, 150); };
+    for (const k of ["q", "m"]) $(k).addEventListener("input", later);
+    for (const k of ["dir", "server", "err"]) $(k).addEventListener("change", refilter);
+    $("sessions").addEventListener("change", () => {
+      location.search = `?session=${encodeURIComponent($("sessions").value)}`;
+    });
+    $("list").addEventListener("scroll", () => {
+      const list = $("list");
+      if (list.scrollTop + list.clientHeight < list.scrollHeight - ROW) $("tail").checked = false;
+      render();
+    }, { passive: true });
+    window.addEventListener("resize", render);
+    loadState().then(() => {
+      const server = asked.get("server");
+      if (server) $("server").value = server;
+      loadBlock(0, state.generation);
+      listen();
+    });
+  }
+
+  start();
+})();
