@@ -18,6 +18,7 @@ from wiretap.replay.cli import replay
 from wiretap.sessions import NotASession, is_session, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
+from wiretap.ui.beside import proxy_with_ui, start_ui_beside
 from wiretap.ui.command import ui
 
 
@@ -62,6 +63,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
     help="Trust this CA (PEM) for an https upstream.",
 )
 @click.option("--insecure", is_flag=True, help="Do not verify an https upstream's certificate.")
+@click.option("--ui", "with_ui", is_flag=True, help="Also serve the live view (wiretap ui); its URL goes to stderr.")
 def proxy(
     upstream: str,
     listen: str,
@@ -70,6 +72,7 @@ def proxy(
     no_redact: bool,
     upstream_cafile: Path | None,
     insecure: bool,
+    with_ui: bool = False,
 ) -> None:
     """Proxy an MCP Streamable HTTP server or an A2A agent, streaming, and record every message.
 
@@ -78,6 +81,7 @@ def proxy(
     from wiretap.proxying import BadUpstream, ssl_context
     from wiretap.proxying import proxy as run_proxy
 
+    out = proxy_with_ui(upstream, out, name) if with_ui else out
     try:
         run_proxy(
             upstream,
@@ -269,8 +273,9 @@ def sessions(root: Path, limit: int) -> None:
 
 @cli.command(context_settings={"allow_interspersed_args": False})
 @click.option("--out", "-o", type=click.Path(path_type=Path, file_okay=False), help="Session folder.")
+@click.option("--ui", "with_ui", is_flag=True, help="Also serve the live view (wiretap ui); its URL goes to stderr.")
 @click.argument("client", nargs=-1, required=True, type=click.UNPROCESSED)
-def wrap(out: Path | None, client: tuple[str, ...]) -> None:
+def wrap(out: Path | None, client: tuple[str, ...], with_ui: bool = False) -> None:
     """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
     from wiretap.clients import UnknownClient
     from wiretap.clients.claude_code import ConfigError
@@ -278,6 +283,8 @@ def wrap(out: Path | None, client: tuple[str, ...]) -> None:
 
     try:
         session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ)
+        if with_ui:
+            start_ui_beside(session.folder)
         returncode = session.run()
     except ClientNotStarted as exc:
         click.echo(f"wiretap: {exc}", err=True)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ def hub_for(path: Path, wait: bool) -> Hub:
     from wiretap.ui.server import Hub
 
     if path.is_dir():
-        if is_session(path) or (wait and not any(path.iterdir())):
+        if is_session(path) or wait:
             return Hub(path, root=False)
         if any(is_session(child) for child in path.iterdir()):
             return Hub(path, root=True)
@@ -37,12 +38,12 @@ def hub_for(path: Path, wait: bool) -> Hub:
         except OSError as exc:
             raise click.ClickException(f"{path}: {exc.strerror or exc}") from None
         return Hub(path, root=False)
-    if wait and path.parent.is_dir():
+    if wait:
         return Hub(path, root=False)
     raise click.ClickException(f"{path}: no such file or folder")
 
 
-async def _run(hub: Hub, host: str, port: int) -> None:
+async def _run(hub: Hub, host: str, port: int, beside: bool) -> None:
     from wiretap.ui.server import bind, serve, url_of
 
     try:
@@ -53,10 +54,20 @@ async def _run(hub: Hub, host: str, port: int) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, stop.set)
+    if beside:
+        # Whoever started us holds our stdin open; its end (even by kill -9) is ours.
+        threading.Thread(target=_until_eof, args=(loop, stop), daemon=True).start()
     serving = loop.create_task(serve(hub, sock, stop))
     await asyncio.sleep(0)
     print(url_of(*sock.getsockname()[:2]), flush=True)
     await serving
+
+
+def _until_eof(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        while sys.stdin.buffer.read(4096):
+            pass
+    loop.call_soon_threadsafe(stop.set)
 
 
 @click.command()
@@ -68,8 +79,10 @@ async def _run(hub: Hub, host: str, port: int) -> None:
     show_default=True,
     help="HOST:PORT on loopback (0: a free port).",
 )
-@click.option("--wait", is_flag=True, hidden=True, help="PATH is about to be written (used by --ui).")
-def ui(path: Path, listen: str, wait: bool) -> None:
+@click.option(
+    "--beside", is_flag=True, hidden=True, help="Started by --ui: PATH may not exist yet; stop when stdin closes."
+)
+def ui(path: Path, listen: str, beside: bool) -> None:
     """Watch a recording, a session folder or the newest session live in a browser; prints its URL first.
 
     The page follows the files as they grow: messages, filters, the timeline, verdicts and findings.
@@ -82,7 +95,7 @@ def ui(path: Path, listen: str, wait: bool) -> None:
         host = loopback_host(host)
     except (BadUpstream, NotLoopback) as exc:
         raise click.BadParameter(str(exc), param_hint="--listen") from None
-    hub = hub_for(path, wait)
+    hub = hub_for(path, beside)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_run(hub, host, port))
+        asyncio.run(_run(hub, host, port, beside))
     sys.stdout.flush()

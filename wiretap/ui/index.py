@@ -19,6 +19,7 @@ LANES = (IN, OUT, LIFE, ERR)
 CHUNK = 1 << 20
 """Bytes read per step, so that a large recording is indexed without holding the loop."""
 _LANE_OF = {Direction.C2S.value: 0, Direction.S2C.value: 1}
+_DECODE = json.JSONDecoder().decode
 _OTHER = {Direction.C2S.value: Direction.S2C.value, Direction.S2C.value: Direction.C2S.value}
 
 
@@ -42,7 +43,7 @@ class RecordingIndex:
         """Where each row sits in the view's merged order (set by the source)."""
         self.method_names: list[str] = []
         self._method_ids: dict[str, int] = {}
-        self._open: dict[tuple[str, str], list[tuple[int, Any]]] = {}
+        self._open: dict[tuple[str, Any], list[tuple[int, Any]]] = {}
         self._file: IO[bytes] | None = None
         self._lookup: IO[bytes] | None = None
         self._base = 0
@@ -107,7 +108,7 @@ class RecordingIndex:
 
     def _add(self, line: bytes, offset: int) -> None:
         try:
-            event = json.loads(line)
+            event = _DECODE(line.decode())
         except ValueError:
             self.skipped += int(bool(line.strip()))
             return
@@ -157,10 +158,10 @@ class RecordingIndex:
         return lane, int("error" in msg), paired, pair
 
     def _request(self, direction: str, key: Any, row: int, ex: Any) -> None:
-        self._open.setdefault((direction, json.dumps(key)), []).append((row, ex))
+        self._open.setdefault((direction, _key(key)), []).append((row, ex))
 
     def _response(self, direction: str, key: Any, ex: Any) -> int:
-        waiting = self._open.get((_OTHER.get(direction, ""), json.dumps(key)))
+        waiting = self._open.get((_OTHER.get(direction, ""), _key(key)))
         if not waiting:
             return -1
         match = next((w for w in waiting if ex is not None and w[1] == ex), waiting[0])
@@ -196,6 +197,13 @@ class RecordingIndex:
     @property
     def transport(self) -> str:
         return str((self.header or {}).get("transport", "?"))
+
+
+def _key(key: Any) -> Any:
+    """A hashable id that keeps 1 and "1" apart (as the JSON text would), cheaply for the usual ids."""
+    if type(key) is int or type(key) is str:
+        return (type(key) is int, key)
+    return json.dumps(key)
 
 
 def _int(value: Any) -> int:

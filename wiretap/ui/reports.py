@@ -45,6 +45,7 @@ class Reports:
         self.source = source
         self.version = 0
         self.servers: list[dict[str, Any]] = []
+        self._took = 0.0
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -65,15 +66,21 @@ class Reports:
         while True:
             await self._changed_since(seen)
             first = loop.time()
+            # A report that takes long to compute is recomputed less often: at most half the time.
+            longest = max(MAX_WAIT_SECONDS, self._took)
             while True:
                 before = self.source.generation
                 await asyncio.sleep(QUIET_SECONDS)
-                if self.source.generation == before or loop.time() - first >= MAX_WAIT_SECONDS:
+                if (self.source.generation == before and loop.time() - first >= self._took) or (
+                    loop.time() - first >= longest
+                ):
                     break
             seen = self.source.generation
             jobs = [(r.path, r.name) for r in self.source.recordings if r.header is not None]
             exited = self.source.client_exited_monotonic
+            began = loop.time()
             self.servers = await asyncio.gather(*(asyncio.to_thread(_one, p, n, exited) for p, n in jobs))
+            self._took = loop.time() - began
             self.version += 1
             async with self.source.changed:
                 self.source.changed.notify_all()
