@@ -1,0 +1,118 @@
+"""``wiretap ui`` over real sockets: what it serves, what it refuses, and that it follows a growing file."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import subprocess
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from uirun import WIRETAP, exchange, get_json, ui, wait_until, write_recording
+
+
+def request(url: str, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+    conn.putrequest("GET", path, skip_host=True)
+    for name, value in headers.items():
+        conn.putheader(name, value)
+    conn.endheaders()
+    response = conn.getresponse()
+    body = response.read()
+    conn.close()
+    return response.status, dict(response.headers), body
+
+
+def test_the_first_line_is_the_url_and_the_page_comes_with_a_strict_policy(tmp_path: Path) -> None:
+    with ui(write_recording(tmp_path / "rec.jsonl", 3)) as url:
+        host = urlsplit(url).netloc
+        status, headers, body = request(url, "/", {"Host": host})
+        assert status == 200 and b'<script src="app.js"' in body
+        policy = headers["Content-Security-Policy"]
+        assert "default-src 'none'" in policy and "script-src 'self'" in policy and "unsafe-inline" not in policy
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        for asset in ("/app.js", "/app.css"):
+            assert request(url, asset, {"Host": host})[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("headers", "why"),
+    [
+        ({"Host": "evil.example:{port}"}, "a rebound name"),
+        ({"Host": "127.0.0.1:1"}, "another port"),
+        ({}, "no Host at all"),
+        ({"Host": "{host}", "Origin": "http://evil.example"}, "another site's page"),
+        ({"Host": "{host}", "Origin": "http://127.0.0.1:1"}, "another local server's page"),
+        ({"Host": "{host}", "Origin": "null"}, "a sandboxed page"),
+    ],
+)
+def test_a_request_from_anywhere_but_this_server_is_refused(tmp_path: Path, headers: dict[str, str], why: str) -> None:
+    with ui(write_recording(tmp_path / "rec.jsonl", 3)) as url:
+        netloc, port = urlsplit(url).netloc, str(urlsplit(url).port)
+        sent = {k: v.format(host=netloc, port=port) for k, v in headers.items()}
+        for path in ("/", "/api/rows", "/api/event?id=0", "/api/stream"):
+            status, _, body = request(url, path, sent)
+            # aiohttp itself answers 400 to an HTTP/1.1 request without a Host.
+            assert status == 403 or ("Host" not in sent and status == 400), (why, path, status)
+            assert b"tasks/get" not in body
+
+
+def test_its_own_names_and_origin_are_served(tmp_path: Path) -> None:
+    with ui(write_recording(tmp_path / "rec.jsonl", 3)) as url:
+        port = urlsplit(url).port
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            assert request(url, "/api/state", {"Host": host, "Origin": f"http://{host}"})[0] == 200
+
+
+def test_listening_off_loopback_is_refused_in_one_line(tmp_path: Path) -> None:
+    recording = write_recording(tmp_path / "rec.jsonl", 1)
+    for listen in ("0.0.0.0:0", "192.0.2.1:0", "example.com:8080"):
+        result = subprocess.run([*WIRETAP, "ui", str(recording), "--listen", listen], capture_output=True, text=True)
+        assert result.returncode == 2 and result.stdout == ""
+        assert "loopback only" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_path_that_is_no_recording_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n")
+    (tmp_path / "empty").mkdir()
+    for path in (tmp_path / "notes.txt", tmp_path / "missing.jsonl", tmp_path / "empty"):
+        result = subprocess.run([*WIRETAP, "ui", str(path)], capture_output=True, text=True)
+        assert result.returncode == 1 and result.stdout == ""
+        assert str(path) in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_rows_come_in_windows_and_a_growing_file_is_followed(tmp_path: Path) -> None:
+    recording = write_recording(tmp_path / "rec.jsonl", 400, every_error=50)
+    with ui(recording) as url:
+        first = wait_until(lambda: (d := get_json(url + "api/rows?from=0&count=100000"))["all"] == 800 and d, "800")
+        assert len(first["rows"]) == 500, "at most one window per request"
+        assert [r["id"] for r in first["rows"]] == list(range(500))
+        answer = first["rows"][1]
+        assert (answer["title"], answer["lane"], answer["pair"], answer["error"]) == ("tasks/get", "OUT", 0, True)
+        assert answer["summary"] == "#0 error -32603 poll failed after 2 ms", "worded as wiretap show words it"
+        errors = get_json(url + "api/rows?from=0&count=50&err=1")
+        assert errors["total"] == 8 and all(r["error"] for r in errors["rows"])
+        with recording.open("a") as f:
+            for event in [*exchange(400, 9.0), {"t": 9.5, "kind": "stderr", "text": "late line"}]:
+                f.write(json.dumps(event) + "\n")
+            f.write('{"t": 9.6, "kind": "stderr", "te')  # a line still being written
+        grown = wait_until(lambda: (d := get_json(url + "api/rows?from=800&count=10"))["all"] == 803 and d, "803")
+        assert [r["lane"] for r in grown["rows"]] == ["IN", "OUT", "ERR"]
+        assert grown["rows"][1]["pair"] == 800 and grown["rows"][1]["summary"].startswith("#400 ok 2 ms")
+        event = get_json(url + "api/event?id=802")
+        assert json.loads(event["json"]) == {"t": 9.5, "kind": "stderr", "text": "late line"}
+
+
+def test_filters_match_as_the_html_report_does(tmp_path: Path) -> None:
+    with ui(write_recording(tmp_path / "rec.jsonl", 40, every_error=10)) as url:
+        wait_until(lambda: get_json(url + "api/rows?count=0")["all"] == 80, "80 rows")
+        assert get_json(url + "api/rows?dir=OUT&count=0")["total"] == 40
+        assert get_json(url + "api/rows?m=tasks/*&count=0")["total"] == 80
+        assert get_json(url + "api/rows?m=tools/*&count=0")["total"] == 0
+        assert get_json(url + "api/rows?q=task-3+working&count=0")["total"] == 5
+        assert get_json(url + "api/rows?q=POLL+FAILED&err=1&count=0")["total"] == 4
+        position = get_json(url + "api/position?id=21&dir=OUT")
+        assert position == {"at": 10}
+        assert get_json(url + "api/position?id=20&dir=OUT") == {"at": -1}
