@@ -32,7 +32,9 @@ HEADER = {
 @contextmanager
 def ui(path: Path, *extra: str) -> Iterator[str]:
     """``wiretap ui PATH``; yields the URL it printed first."""
-    proc = subprocess.Popen([*WIRETAP, "ui", str(path), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*WIRETAP, "ui", str(path), *extra], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert proc.stdout is not None
     try:
         url = proc.stdout.readline().decode().strip()
@@ -41,9 +43,9 @@ def ui(path: Path, *extra: str) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
-        proc.stdout.close()
-        if proc.stderr:
-            proc.stderr.close()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def get_json(url: str) -> Any:

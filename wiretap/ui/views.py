@@ -78,13 +78,13 @@ class View:
             return False
         if q.errors and not recording.errors[n]:
             return False
-        if self._glob is not None:
-            method = recording.methods[n]
-            if method < 0 or not self._glob.match(recording.method_names[method]):
-                return False
+        method = recording.method_names[recording.methods[n]] if recording.methods[n] >= 0 else None
+        if self._glob is not None and (method is None or not self._glob.match(method)):
+            return False
         if self._words:
-            line = recording.line(n).lower()
-            return all(w in line for w in self._words)
+            # A response mentions its request's method, as its row does.
+            hay = recording.line(n).lower() + (method or "").lower().encode()
+            return all(w in hay for w in self._words)
         return True
 
     def window(self, start: int, count: int) -> range | list[int]:
