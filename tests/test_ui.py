@@ -6,6 +6,7 @@ import http.client
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -116,3 +117,102 @@ def test_filters_match_as_the_html_report_does(tmp_path: Path) -> None:
         position = get_json(url + "api/position?id=21&dir=OUT")
         assert position == {"at": 10}
         assert get_json(url + "api/position?id=20&dir=OUT") == {"at": -1}
+
+
+FAKE_CLIENT = """#!{python}
+# Stands in for Claude Code: starts each server of the config it is given, speaks to it, waits for "go".
+import json, pathlib, subprocess, sys, time
+config = json.loads(pathlib.Path(sys.argv[sys.argv.index("--mcp-config") + 1]).read_text())
+servers = []
+for name, entry in config["mcpServers"].items():
+    command = [entry["command"], *entry["args"]]
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    for n, method in enumerate(["initialize", "tools/list"], 1):
+        proc.stdin.write(json.dumps({{"jsonrpc": "2.0", "id": n, "method": method, "params": {{"who": name}}}}) + "\\n")
+        proc.stdin.flush()
+        proc.stdout.readline()
+    servers.append(proc)
+while not pathlib.Path("go").exists():
+    time.sleep(0.05)
+for proc in servers:
+    proc.stdin.close()
+    proc.wait()
+"""
+
+
+def test_ui_beside_a_session_prints_one_line_follows_every_server_and_ends_with_it(tmp_path: Path) -> None:
+    import sys
+
+    client = tmp_path / "bin" / "claude"
+    client.parent.mkdir()
+    client.write_text(FAKE_CLIENT.format(python=sys.executable))
+    client.chmod(0o755)
+    server = [sys.executable, str(Path(__file__).parent / "scenarios" / "stdio_server.py"), "answer"]
+    config = {"mcpServers": {name: {"command": server[0], "args": server[1:]} for name in ("alpha", "beta")}}
+    folder = tmp_path / "sessions" / "one"
+    argv = [*WIRETAP, "--ui", "--out", str(folder), "--", str(client), "--mcp-config", json.dumps(config)]
+    wrap = subprocess.Popen(
+        [*argv, "--strict-mcp-config"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    with wrap:
+        assert wrap.stderr is not None and wrap.stdout is not None
+        announced = wrap.stderr.readline()
+        assert announced.startswith("wiretap ui: http://127.0.0.1:") and announced.endswith("/\n")
+        url = announced.split(": ", 1)[1].strip()
+        state = wait_until(lambda: _both_servers(get_json(url + "api/state")), "both servers' traffic")
+        assert state["session"] is True and {s["name"] for s in state["servers"]} == {"alpha", "beta"}
+        beta = get_json(url + "api/rows?server=1&count=100")["rows"]
+        assert {r["server"] for r in beta} == {1} and "tools/list" in {r["title"] for r in beta}
+        report = wait_until(lambda: len((r := get_json(url + "api/report"))["servers"]) == 2 and r, "two reports")
+        assert [s["name"] for s in report["servers"]] == ["alpha", "beta"]
+        assert all(s["svg"].startswith("<svg") for s in report["servers"])
+        (tmp_path / "go").touch()
+        out, err = wrap.communicate(timeout=60)
+    assert wrap.returncode == 0 and out == ""
+    assert "wiretap ui" not in err, "one line, once"
+    wait_until(lambda: _refused(url), "the view to end with the session")
+    with ui(folder.parent) as root:
+        state = get_json(root + "api/state")
+        assert (state["sessions"], state["current"]) == (["one"], "one")
+
+
+def _both_servers(state: dict[str, Any]) -> dict[str, Any] | None:
+    return state if state["rows"] >= 10 and len(state["servers"]) == 2 else None
+
+
+def _refused(url: str) -> bool:
+    try:
+        get_json(url + "api/state")
+    except OSError:
+        return True
+    return False
+
+
+def test_proxy_with_ui_keeps_its_url_first_on_stdout_and_serves_the_view_of_its_recording(tmp_path: Path) -> None:
+    import signal
+    import urllib.error
+    import urllib.request
+
+    recording = tmp_path / "rec.jsonl"
+    proxy = subprocess.Popen(
+        [*WIRETAP, "proxy", "--upstream", "http://127.0.0.1:9", "--out", str(recording), "--ui"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with proxy:
+        assert proxy.stdout is not None and proxy.stderr is not None
+        announced = proxy.stderr.readline()
+        assert announced.startswith("wiretap ui: http://127.0.0.1:")
+        url = announced.split(": ", 1)[1].strip()
+        proxy_url = proxy.stdout.readline().strip()
+        assert proxy_url.startswith("http://127.0.0.1:") and proxy_url != url
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+        post = urllib.request.Request(proxy_url, body, {"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(post, timeout=30)
+        rows = wait_until(lambda: (r := get_json(url + "api/rows?m=tools/list"))["total"] == 1 and r, "the call")
+        assert rows["rows"][0]["lane"] == "IN"
+        proxy.send_signal(signal.SIGINT)
+        proxy.communicate(timeout=60)
+    wait_until(lambda: _refused(url), "the view to end with the proxy")
