@@ -16,7 +16,7 @@ from wiretap.recording.reader import NotARecording, RecordingReader
 from wiretap.render.timeline import ERR, IN, LIFE, OUT, Pairing, Row, row_for
 
 LANES = (IN, OUT, LIFE, ERR)
-CHUNK = 1 << 20
+CHUNK = 1 << 18
 """Bytes read per step, so that a large recording is indexed without holding the loop."""
 _LANE_OF = {Direction.C2S.value: 0, Direction.S2C.value: 1}
 _DECODE = json.JSONDecoder().decode

@@ -75,6 +75,8 @@ class Reports:
                     loop.time() - first >= longest
                 ):
                     break
+            while self.source.catching_up:
+                await asyncio.sleep(QUIET_SECONDS)
             seen = self.source.generation
             jobs = [(r.path, r.name) for r in self.source.recordings if r.header is not None]
             exited = self.source.client_exited_monotonic

@@ -31,6 +31,8 @@ class Source:
         self.changed = asyncio.Condition()
         self.generation = 0
         """Bumped on every growth, for the push stream and the report's debounce."""
+        self.catching_up = True
+        """Still reading what was written before: the report waits rather than compete with it."""
         self._task: asyncio.Task[None] | None = None
         if not session:
             self.recordings.append(RecordingIndex(path, 0, path.stem))
@@ -83,7 +85,9 @@ class Source:
                 self._read_manifest()
                 last_manifest = loop.time()
             while self._step():
+                self.catching_up = True
                 await asyncio.sleep(0)
+            self.catching_up = False
             await asyncio.sleep(FOLLOW_SECONDS)
 
     def _step(self) -> bool:

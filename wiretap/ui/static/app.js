@@ -183,23 +183,27 @@
       timelines.push(el("figure", { class: "timeline", "data-server": server.name }, svgOf(server.svg)));
       for (const f of report.findings) {
         const times = f.times.map((t) => t.toFixed(2)).join(", ") + (f.count > 1 ? ` (×${f.count})` : "");
-        findings.push([el("span", { class: `sev ${f.severity}` }, f.severity), server.name, f.code, times, f.message, f.advice]);
+        findings.push([server.name, el("span", { class: `sev ${f.severity}` }, f.severity), f.code, times, f.message,
+          f.advice]);
       }
       for (const r of report.latency) latency.push([server.name, r.method, r.count, r.errors, r.p50_ms, r.p95_ms, r.max_ms]);
       for (const t of report.tasks) {
         tasks.push([server.name, t.id, t.tool, t.created_at, t.requested_poll_ms, t.polls,
-          t.intervals ? t.intervals.median : null, t.final_state, t.live_at_client_exit]);
+          t.intervals ? t.intervals.median.toFixed(2) : null, t.final_state, t.live_at_client_exit]);
       }
     }
     $("verdicts").replaceChildren(...verdicts);
     $("timelines").replaceChildren(...(timelines.length ? [el("h3", {}, "Timeline"), ...timelines] : []));
+    // One server: no server column.
+    const trim = (columns, body, numeric) => many ? [columns, body, numeric]
+      : [columns.slice(1), body.map((r) => r.slice(1)), numeric.map((n) => n - 1)];
     const parts = [];
-    if (tasks.length) parts.push(el("h3", {}, "Tasks"), table(["server", "task", "tool", "created s", "asked ms",
-      "polls", "median interval s", "final state", "live at client exit"], tasks, [3, 4, 5, 6]));
+    if (tasks.length) parts.push(el("h3", {}, "Tasks"), table(...trim(["server", "task", "tool", "created s",
+      "asked ms", "polls", "median interval s", "final state", "live at client exit"], tasks, [3, 4, 5, 6])));
     if (findings.length) parts.push(el("h3", {}, "Findings"),
-      table(["severity", "server", "code", "times s", "finding", "advice"], findings, []));
+      table(...trim(["server", "severity", "code", "times s", "finding", "advice"], findings, [])));
     if (latency.length) parts.push(el("h3", {}, "Latency per method"),
-      table(["server", "method", "count", "errors", "p50 ms", "p95 ms", "max ms"], latency, [2, 3, 4, 5, 6]));
+      table(...trim(["server", "method", "count", "errors", "p50 ms", "p95 ms", "max ms"], latency, [2, 3, 4, 5, 6])));
     $("tables").replaceChildren(...parts);
   }
 
