@@ -65,7 +65,7 @@ class Hub:
     def get(self, name: str) -> Watched:
         if not self.root:
             name = ""
-        elif name not in self.sessions():
+        elif name not in self._watched and name not in self.sessions():
             name = self.default()
         watched = self._watched.pop(name, None)
         if watched is None:
