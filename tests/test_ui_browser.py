@@ -8,6 +8,7 @@ the page holds only what it shows.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -166,4 +167,39 @@ def test_a_recording_of_100k_messages_opens_with_only_a_window_of_rows_in_the_pa
         page.check("#err")
         expect(page.locator("#count")).to_have_text("50 of 100000 shown")
         assert {r["method"] for r in rows_shown(page)} == {"tasks/get"}
+        leave(page)
+
+
+def session_folder(folder: Path, servers: dict[str, str]) -> Path:
+    """A finished session of recordings from recordings/, one server each."""
+    folder.mkdir(parents=True)
+    entries = []
+    for name, recording in servers.items():
+        shutil.copy(RECORDINGS / recording, folder / f"{name}.jsonl")
+        entries.append({"name": name, "transport": "stdio", "recording": f"{name}.jsonl", "messages": None})
+    manifest = {"kind": "wiretap-session", "format": 1, "client": "claude", "running": False, "servers": entries}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return folder
+
+
+def test_a_folder_of_sessions_opens_the_newest_with_a_lane_set_per_server_and_switches(
+    page: Any, tmp_path: Path
+) -> None:
+    root = tmp_path / "wiretap-sessions"
+    session_folder(root / "20261201T090000.000Z", {"alpha": "core-tasks.jsonl"})
+    session_folder(root / "20261201T100000.000Z", {"beta": "failed-poll-run.jsonl", "gamma": "unknown-task.jsonl"})
+    with ui(root) as url:
+        page.goto(url)
+        expect(page.locator("#title")).to_have_text("20261201T100000.000Z")
+        expect(page.locator("figure.timeline")).to_have_count(2)
+        assert [f.get_attribute("data-server") for f in page.locator("figure.timeline").all()] == ["beta", "gamma"]
+        assert page.locator("figure.timeline[data-server=gamma] svg g.lane.task").count() == 1
+        page.select_option("#server", label="gamma (gamma.jsonl)")
+        expect(page.locator("#count")).to_have_text(re.compile(r"^\d+ of "))
+        assert {r["method"] for r in rows_shown(page)} >= {"tasks/get"}
+        assert page.locator("#rows .row .srv:text-is('beta')").count() == 0
+        page.select_option("#sessions", "20261201T090000.000Z")
+        expect(page.locator("#title")).to_have_text("20261201T090000.000Z")
+        expect(page.locator("figure.timeline")).to_have_count(1)
+        assert "?session=20261201T090000.000Z" in page.url
         leave(page)

@@ -78,10 +78,11 @@ class Reports:
             while self.source.catching_up:
                 await asyncio.sleep(QUIET_SECONDS)
             seen = self.source.generation
-            jobs = [(r.path, r.name) for r in self.source.recordings if r.header is not None]
+            ready = [r for r in self.source.recordings if r.header is not None]
             exited = self.source.client_exited_monotonic
             began = loop.time()
-            self.servers = await asyncio.gather(*(asyncio.to_thread(_one, p, n, exited) for p, n in jobs))
+            servers = await asyncio.gather(*(asyncio.to_thread(_one, r.path, r.name, exited) for r in ready))
+            self.servers = [s | {"shift": round(self.source.shift(r), 6)} for s, r in zip(servers, ready, strict=True)]
             self._took = loop.time() - began
             self.version += 1
             async with self.source.changed:

@@ -3,6 +3,7 @@
 // The page holds the rows it shows (in blocks of BLOCK) and asks the server for others on demand.
 (function () {
   const BLOCK = 200;
+  const KEEP_BLOCKS = 12;
   const ROW = 22;
   const VERDICTS = [
     ["poll_intervals", "Poll intervals"],
@@ -52,10 +53,18 @@
       if (generation !== state.generation) return;
       setTotal(data.total, data.all);
       state.blocks.set(block, data.rows);
+      forgetFarBlocks(block);
       render();
     } finally {
       state.loading.delete(key);
     }
+  }
+
+  function forgetFarBlocks(near) {
+    // The page keeps what it shows and a little around it, not what was scrolled past.
+    if (state.blocks.size <= KEEP_BLOCKS) return;
+    const far = [...state.blocks.keys()].sort((a, b) => Math.abs(b - near) - Math.abs(a - near));
+    for (const block of far.slice(0, state.blocks.size - KEEP_BLOCKS)) state.blocks.delete(block);
   }
 
   function setTotal(total, all) {
@@ -180,7 +189,12 @@
         if (verdict.evidence.length) card.append(el("ul", {}, ...verdict.evidence.map((line) => el("li", {}, line))));
         return card;
       })));
-      timelines.push(el("figure", { class: "timeline", "data-server": server.name }, svgOf(server.svg)));
+      const figure = el("figure", { class: "timeline", "data-server": server.name }, svgOf(server.svg));
+      if (server.shift) {
+        figure.append(el("figcaption", {}, `${server.name}: seconds from its own start, ` +
+          `${server.shift.toFixed(2)} s after the session's (the message list is on the session's clock)`));
+      }
+      timelines.push(figure);
       for (const f of report.findings) {
         const times = f.times.map((t) => t.toFixed(2)).join(", ") + (f.count > 1 ? ` (×${f.count})` : "");
         findings.push([server.name, el("span", { class: `sev ${f.severity}` }, f.severity), f.code, times, f.message,
