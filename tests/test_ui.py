@@ -216,3 +216,28 @@ def test_proxy_with_ui_keeps_its_url_first_on_stdout_and_serves_the_view_of_its_
         proxy.send_signal(signal.SIGINT)
         proxy.communicate(timeout=60)
     wait_until(lambda: _refused(url), "the view to end with the proxy")
+
+
+def test_garbage_deep_nesting_and_huge_messages_cost_their_own_line_only(tmp_path: Path) -> None:
+    recording = write_recording(tmp_path / "rec.jsonl", 2)
+    deep = '{"t": 1.0, "kind": "message", "dir": "c2s", "msg": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    huge = {
+        "t": 1.1,
+        "kind": "message",
+        "dir": "s2c",
+        "msg": {"jsonrpc": "2.0", "method": "log", "params": "x" * 3_000_000},
+    }
+    with recording.open("a") as f:
+        f.write("this is not JSON\n" + deep + "\n" + json.dumps(huge) + "\n" + "\xff garbage\n")
+    with ui(recording) as url:
+        wait_until(lambda: get_json(url + "api/rows?count=0")["all"] >= 5, "the huge message")
+        rows = get_json(url + "api/rows?count=100")["rows"]
+        assert get_json(url + "api/rows?count=0")["all"] == 5, "the four exchange messages and the huge one"
+        assert all(len(r["summary"]) <= 400 for r in rows)
+        big = next(r for r in rows if r["title"] == "log")
+        shown = get_json(url + f"api/event?id={big['id']}")["json"]
+        assert len(shown) < 200_100 and shown.endswith("more characters (see wiretap show --json)")
+        with recording.open("a") as f:
+            f.write(json.dumps({"t": 2.0, "kind": "stderr", "text": "after the storm"}) + "\n")
+        later = wait_until(lambda: get_json(url + "api/rows?q=storm&count=5")["rows"], "a line after them")
+        assert later[0]["summary"] == "after the storm"

@@ -203,3 +203,23 @@ def test_a_folder_of_sessions_opens_the_newest_with_a_lane_set_per_server_and_sw
         expect(page.locator("figure.timeline")).to_have_count(1)
         assert "?session=20261201T090000.000Z" in page.url
         leave(page)
+
+
+def test_markup_in_the_traffic_stays_text_in_the_list_the_json_and_the_timeline(page: Any, tmp_path: Path) -> None:
+    hostile = '</script><img src=x onerror="document.title=`owned`"><script>document.title="owned"</script>'
+    recording = write_recording(tmp_path / "rec.jsonl", 1)
+    with recording.open("a") as f:
+        call = {"jsonrpc": "2.0", "id": 99, "method": hostile, "params": {"name": hostile}}
+        f.write(json.dumps({"t": 0.5, "kind": "message", "dir": "c2s", "msg": call}) + "\n")
+        f.write(json.dumps({"t": 0.6, "kind": "stderr", "text": hostile}) + "\n")
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    with ui(recording, "--listen", "localhost:0") as url:
+        page.goto(url)
+        page.wait_for_selector("figure.timeline svg")
+        expect(page.locator("#rows .row .method").nth(2)).to_have_text(hostile)
+        page.locator("#rows .row").nth(3).click()
+        expect(page.locator("#detail pre")).to_contain_text("onerror")
+        assert page.locator("#rows img, #detail img, #verdicts img, #tables img, figure img").count() == 0
+        assert page.title() == "wiretap ui" and dialogs == []
+        leave(page)

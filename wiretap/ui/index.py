@@ -109,7 +109,7 @@ class RecordingIndex:
     def _add(self, line: bytes, offset: int) -> None:
         try:
             event = _DECODE(line.decode())
-        except ValueError:
+        except (ValueError, RecursionError):
             self.skipped += int(bool(line.strip()))
             return
         if not isinstance(event, dict) or not isinstance(event.get("t"), int | float) or "kind" not in event:

@@ -36,8 +36,8 @@ def _one(path: Path, name: str, client_exited: float | None) -> dict[str, Any]:
     try:
         report = report_recording(path, client_exited_monotonic=client_exited)
         return {"name": name, "report": _digest(report), "svg": render_svg(timeline_of(report))}
-    except (OSError, ValueError) as exc:
-        return {"name": name, "error": str(exc)}
+    except Exception as exc:  # a recording the analyses choke on must not stop the others' reports
+        return {"name": name, "error": f"{path.name}: cannot report it: {exc!r}"[:500]}
 
 
 class Reports:

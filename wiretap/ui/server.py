@@ -156,7 +156,10 @@ class Routes:
         if not 0 <= position < len(source.order):
             raise web.HTTPNotFound(text="no such row\n")
         recording, n = source.at(position)
-        text = json.dumps(recording.event(n), indent=2, ensure_ascii=False)
+        try:
+            text = json.dumps(recording.event(n), indent=2, ensure_ascii=False)
+        except (ValueError, RecursionError, OSError) as exc:
+            text = f"cannot show this event: {exc!r}"[:500]
         if len(text) > MAX_JSON:
             text = text[:MAX_JSON] + f"\n… {len(text) - MAX_JSON} more characters (see wiretap show --json)"
         pair = recording.pairs[n]

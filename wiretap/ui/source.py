@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from wiretap.render.timeline import Row
 from wiretap.session import MANIFEST, recordings_of
 from wiretap.ui.index import LANES, RecordingIndex
 
@@ -98,7 +99,7 @@ class Source:
             try:
                 added = recording.poll()
             except (OSError, ValueError):
-                continue
+                continue  # not (yet) a recording, or gone: the others are still followed
             shift = self.shift(recording)
             batch += [
                 (recording.times[n] + shift, (recording.server << SERVER_BITS) | n) for n in range(first, first + added)
@@ -146,7 +147,10 @@ class Source:
         out = []
         for position in positions:
             recording, n = self.at(position)
-            row = recording.row(n)
+            try:
+                row = recording.row(n)
+            except Exception as exc:  # one row that cannot be worded must not take its window with it
+                row = Row(recording.times[n], LANES[recording.lanes[n]], "unreadable", f"{type(exc).__name__}", {})
             pair = recording.pairs[n]
             out.append(
                 {
