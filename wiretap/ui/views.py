@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from wiretap.ui.index import LANES
 from wiretap.ui.source import Source
 
-MAX_VIEWS = 16
+MAX_VIEWS = 8
 """Filters remembered per source (least recently used dropped)."""
 SCAN_STEP = 20_000
 """Rows matched per step before the loop gets a turn."""

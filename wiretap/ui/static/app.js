@@ -234,14 +234,23 @@
     state.servers = data.servers;
     const pick = $("server");
     const chosen = pick.value;
-    pick.replaceChildren(el("option", { value: "" }, "every server"),
-      ...data.servers.map((s) => el("option", { value: String(s.server) }, `${s.name} (${s.file})`)));
-    pick.value = chosen;
-    pick.hidden = data.servers.length < 2 && !chosen;
+    const names = data.servers.map((s) => `${s.name} (${s.file})`).join("\n");
+    if (names !== state.serverNames) {
+      state.serverNames = names;
+      pick.replaceChildren(el("option", { value: "" }, "every server"),
+        ...data.servers.map((s) => el("option", { value: String(s.server) }, `${s.name} (${s.file})`)));
+      pick.value = chosen;
+      pick.hidden = data.servers.length < 2 && !chosen;
+    }
     if (data.sessions.length) {
+      // A folder of sessions: a new one may start while we watch; the menu shows it within seconds.
+      if ($("session-pick").hidden) setInterval(loadState, 5000);
       $("session-pick").hidden = false;
-      $("sessions").replaceChildren(...data.sessions.map((s) => el("option", { value: s }, s)));
-      $("sessions").value = data.current;
+      if (data.sessions.join("\n") !== state.sessions) {
+        state.sessions = data.sessions.join("\n");
+        $("sessions").replaceChildren(...data.sessions.map((s) => el("option", { value: s }, s)));
+        $("sessions").value = data.current;
+      }
     }
   }
 
