@@ -90,7 +90,7 @@ async def _stop(watched: Watched) -> None:
     await watched.source.stop()
 
 
-async def _no_content() -> web.Response:
+async def _no_content(_: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
@@ -181,9 +181,10 @@ class Routes:
         watched = self.watched(request)
         source, reports = watched.source, watched.reports
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
+        response.force_close()  # a stream is never followed by another request on its connection
         await response.prepare(request)
         sent: tuple[int, int, int] | None = None
-        while True:
+        while not source.stopped:
             now = (len(source.order), reports.version, len(source.recordings))
             if now != sent:
                 data = {"rows": now[0], "report": now[1], "servers": now[2], "running": source.manifest.get("running")}
@@ -192,9 +193,10 @@ class Routes:
             async with source.changed:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(source.changed.wait(), HEARTBEAT_SECONDS)
-            if (len(source.order), reports.version, len(source.recordings)) == sent:
+            if (len(source.order), reports.version, len(source.recordings)) == sent and not source.stopped:
                 await response.write(b": still here\n\n")
             await asyncio.sleep(PUSH_SECONDS)
+        return response
 
 
 @web.middleware
@@ -222,7 +224,7 @@ def app_for(hub: Hub, host: str, port: int) -> web.Application:
     app = web.Application(middlewares=[guard(allowed_hosts(host, port)), _headers])
     for path in STATIC:
         app.router.add_get(path, routes.static)
-    app.router.add_get("/favicon.ico", lambda _: _no_content())
+    app.router.add_get("/favicon.ico", _no_content)
     app.router.add_get("/api/state", routes.state)
     app.router.add_get("/api/rows", routes.rows)
     app.router.add_get("/api/position", routes.position)
@@ -230,10 +232,6 @@ def app_for(hub: Hub, host: str, port: int) -> web.Application:
     app.router.add_get("/api/report", routes.report)
     app.router.add_get("/api/stream", routes.stream)
 
-    async def close(_: web.Application) -> None:
-        await hub.close()
-
-    app.on_shutdown.append(close)
     return app
 
 
@@ -243,11 +241,12 @@ def url_of(host: str, port: int) -> str:
 
 async def serve(hub: Hub, sock: socket.socket, stop: asyncio.Event) -> None:
     host, port = sock.getsockname()[:2]
-    runner = web.AppRunner(app_for(hub, host, port), handle_signals=False, access_log=None, shutdown_timeout=1.0)
+    runner = web.AppRunner(app_for(hub, host, port), handle_signals=False, access_log=None, shutdown_timeout=0.5)
     await runner.setup()
     await web.SockSite(runner, sock).start()
     hub.get("")  # start indexing before the first page asks
     try:
         await stop.wait()
     finally:
+        await hub.close()  # ends the push streams, so that nothing holds the shutdown up
         await runner.cleanup()

@@ -32,6 +32,8 @@ class Source:
         self.changed = asyncio.Condition()
         self.generation = 0
         """Bumped on every growth, for the push stream and the report's debounce."""
+        self.stopped = False
+        """The server is closing: push streams end."""
         self.catching_up = True
         """Still reading what was written before: the report waits rather than compete with it."""
         self._task: asyncio.Task[None] | None = None
@@ -60,6 +62,8 @@ class Source:
         self._task = asyncio.get_running_loop().create_task(self._follow())
 
     async def stop(self) -> None:
+        self.stopped = True
+        await self._notify()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
