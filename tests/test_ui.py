@@ -122,6 +122,7 @@ def test_filters_match_as_the_html_report_does(tmp_path: Path) -> None:
 FAKE_CLIENT = """#!{python}
 # Stands in for Claude Code: starts each server of the config it is given, speaks to it, waits for "go".
 import json, pathlib, subprocess, sys, time
+print("client: started", file=sys.stderr, flush=True)
 config = json.loads(pathlib.Path(sys.argv[sys.argv.index("--mcp-config") + 1]).read_text())
 servers = []
 for name, entry in config["mcpServers"].items():
@@ -159,6 +160,7 @@ def test_ui_beside_a_session_prints_one_line_follows_every_server_and_ends_with_
         announced = wrap.stderr.readline()
         assert announced.startswith("wiretap ui: http://127.0.0.1:") and announced.endswith("/\n")
         url = announced.split(": ", 1)[1].strip()
+        assert wrap.stderr.readline() == "client: started\n", "the URL comes before the client takes the terminal"
         state = wait_until(lambda: _both_servers(get_json(url + "api/state")), "both servers' traffic")
         assert state["session"] is True and {s["name"] for s in state["servers"]} == {"alpha", "beta"}
         beta = get_json(url + "api/rows?server=1&count=100")["rows"]
@@ -188,7 +190,10 @@ def _refused(url: str) -> bool:
     return False
 
 
-def test_proxy_with_ui_keeps_its_url_first_on_stdout_and_serves_the_view_of_its_recording(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGKILL"])
+def test_proxy_with_ui_keeps_its_url_first_on_stdout_and_serves_the_view_of_its_recording(
+    tmp_path: Path, stop: str
+) -> None:
     import signal
     import urllib.error
     import urllib.request
@@ -213,9 +218,29 @@ def test_proxy_with_ui_keeps_its_url_first_on_stdout_and_serves_the_view_of_its_
             urllib.request.urlopen(post, timeout=30)
         rows = wait_until(lambda: (r := get_json(url + "api/rows?m=tools/list"))["total"] == 1 and r, "the call")
         assert rows["rows"][0]["lane"] == "IN"
-        proxy.send_signal(signal.SIGINT)
+        proxy.send_signal(getattr(signal, stop))
         proxy.communicate(timeout=60)
     wait_until(lambda: _refused(url), "the view to end with the proxy")
+
+
+def test_the_view_beside_a_session_ends_when_its_starter_goes_even_without_a_parent_death_signal(
+    tmp_path: Path,
+) -> None:
+    # What macOS relies on (no PR_SET_PDEATHSIG): the starter holds our stdin, and its end is ours.
+    view = subprocess.Popen(
+        [*WIRETAP, "ui", "--beside", str(tmp_path / "not-yet.jsonl")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    with view:
+        assert view.stdout is not None and view.stdin is not None
+        url = view.stdout.readline().decode().strip()
+        assert get_json(url + "api/rows?count=0")["all"] == 0
+        write_recording(tmp_path / "not-yet.jsonl", 2)
+        wait_until(lambda: get_json(url + "api/rows?count=0")["all"] == 4, "the recording once it is written")
+        view.stdin.close()
+        assert view.wait(60) == 0
 
 
 def test_garbage_deep_nesting_and_huge_messages_cost_their_own_line_only(tmp_path: Path) -> None:
