@@ -78,7 +78,7 @@ def rows_shown(page: Any) -> list[dict[str, str]]:
         "#rows .row:not(.pending)",
         "rows => rows.map(r => ({id: r.dataset.id, lane: r.dataset.lane,"
         " method: r.querySelector('.method').textContent,"
-        " error: r.classList.contains('error'), selected: r.classList.contains('selected')}))",
+        " error: r.classList.contains('error'), open: r.classList.contains('open')}))",
     )
 
 
@@ -110,7 +110,7 @@ def test_rows_lanes_and_verdicts_appear_while_the_scenario_runs(page: Any, tmp_p
         page.wait_for_selector("figure.timeline svg g.moment.client-exit")
         expect(page.locator(".verdict.cancel_on_exit p")).to_contain_text("with no live task")
         page.locator("#rows .row .method:text-is('elicitation/create')").first.click()
-        page.wait_for_selector("#detail pre >> text=Which environment")
+        page.wait_for_selector("#rows .row.open pre >> text=Which environment")
         shot = tmp_path / "ui-live.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
@@ -139,12 +139,12 @@ def test_filters_links_and_a_q_link_narrow_the_list(page: Any, tmp_path: Path) -
         expect(page.locator("#count")).to_have_text(re.compile("^5 of "))
         request = rows_shown(page)[0]
         page.locator(f"#rows .row[data-id='{request['id']}']").click()
-        page.locator("#detail a.pair").click()
+        page.locator("#rows .row.open a.pair").click()
         expect(page.locator("#m")).to_have_value("")
-        page.wait_for_selector("#rows .row.selected[data-lane='OUT']")
-        answer = next(r for r in rows_shown(page) if r["selected"])
+        page.wait_for_selector("#rows .row.open[data-lane='OUT']")
+        answer = next(r for r in rows_shown(page) if r["open"])
         assert answer["method"] == "tasks/get" and int(answer["id"]) > int(request["id"])
-        assert "-32603" in page.locator("#detail pre").inner_text()
+        assert "-32603" in page.locator("#rows .row.open pre").inner_text()
         leave(page)
 
 
@@ -157,6 +157,14 @@ def test_a_recording_of_100k_messages_opens_with_only_a_window_of_rows_in_the_pa
         page.eval_on_selector("#list", "list => { list.scrollTop = 50000 * 22; }")
         page.wait_for_selector("#rows .row[data-id='50010']")
         assert page.locator("#rows .row").count() < 100, "the page holds what it shows, not every message"
+        page.locator("#rows .row[data-id='50010']").click()
+        page.wait_for_selector("#rows .row.open[data-id='50010'] pre >> text=task-1")
+        opened = page.locator("#rows .row[data-id='50010']").bounding_box()
+        below = page.locator("#rows .row[data-id='50011']").bounding_box()
+        assert opened and below and below["y"] >= opened["y"] + opened["height"] - 1, "the rows below make room"
+        page.eval_on_selector("#list", "list => { list.scrollTop += 3000; }")
+        page.wait_for_selector("#rows .row[data-id='50150']")
+        assert page.locator("#rows .row").count() < 100
         held = page.evaluate("document.getElementsByTagName('*').length")
         assert held < 2000
         page.fill("#q", "task-3")
@@ -219,7 +227,7 @@ def test_markup_in_the_traffic_stays_text_in_the_list_the_json_and_the_timeline(
         page.wait_for_selector("figure.timeline svg")
         expect(page.locator("#rows .row .method").nth(2)).to_have_text(hostile)
         page.locator("#rows .row").nth(3).click()
-        expect(page.locator("#detail pre")).to_contain_text("onerror")
-        assert page.locator("#rows img, #detail img, #verdicts img, #tables img, figure img").count() == 0
+        expect(page.locator("#rows .row.open pre")).to_contain_text("onerror")
+        assert page.locator("#rows img, #verdicts img, #tables img, figure img").count() == 0
         assert page.title() == "wiretap ui" and dialogs == []
         leave(page)

@@ -12,7 +12,7 @@
   ];
   const $ = (id) => document.getElementById(id);
   const session = new URLSearchParams(location.search).get("session") || "";
-  const state = { total: 0, blocks: new Map(), generation: 0, selected: null, servers: [], report: -1, loading: new Set() };
+  const state = { total: 0, blocks: new Map(), generation: 0, open: null, extra: 0, servers: [], report: -1, loading: new Set() };
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -69,16 +69,57 @@
 
   function setTotal(total, all) {
     state.total = total;
-    $("spacer").style.height = `${total * ROW}px`;
+    setSpacer();
     $("count").textContent = `${total} of ${all} shown`;
+  }
+
+  function setSpacer() {
+    $("spacer").style.height = `${state.total * ROW + (state.open ? state.extra : 0)}px`;
+  }
+
+  // One row at a time is open, showing its JSON: the rows below it move down by its extra height.
+  function top(n) {
+    return n * ROW + (state.open && n > state.open.at ? state.extra : 0);
+  }
+
+  function indexAt(y) {
+    const n = Math.floor(y / ROW);
+    if (!state.open || n <= state.open.at) return n;
+    return Math.max(state.open.at, Math.floor((y - state.extra) / ROW));
+  }
+
+  function rowNode(row, n, names) {
+    const line = el("div", { class: "line" }, el("span", { class: "t" }, row.t.toFixed(3)));
+    if (names) line.append(el("span", { class: "srv" }, (state.servers[row.server] || {}).name || row.server));
+    line.append(el("span", { class: "lane" }, row.lane), el("span", { class: "method" }, row.title),
+      row.where ? `${row.where} ${row.summary}` : row.summary);
+    line.addEventListener("click", () => toggle(row.id, n));
+    const node = el("div", { class: `row ${row.lane === "---" ? "LIFE" : row.lane}${row.error ? " error" : ""}`,
+      "data-id": row.id, "data-lane": row.lane }, line);
+    if (state.open && state.open.id === row.id) {
+      node.classList.add("open");
+      node.append(detail(state.open.data));
+    }
+    return node;
+  }
+
+  function detail(data) {
+    const head = el("div", { class: "meta" }, `row ${data.id} · ${data.server}`);
+    if (data.pair !== null) {
+      const link = el("a", { class: "pair", href: "#", "data-id": data.pair },
+        data.pair_is_response ? "→ its response" : "← its request");
+      link.addEventListener("click", (e) => { e.preventDefault(); goTo(data.pair); });
+      head.append(" · ", link);
+    }
+    return el("div", { class: "json" }, head, el("pre", {}, data.json));
   }
 
   function render() {
     const list = $("list");
-    const first = Math.max(0, Math.floor(list.scrollTop / ROW) - 5);
-    const last = Math.min(state.total, Math.ceil((list.scrollTop + list.clientHeight) / ROW) + 5);
+    const first = Math.max(0, indexAt(list.scrollTop) - 5);
+    const last = Math.min(state.total, indexAt(list.scrollTop + list.clientHeight) + 6);
     const rows = $("rows");
-    rows.style.transform = `translateY(${first * ROW}px)`;
+    rows.style.transform = `translateY(${top(first)}px)`;
     const names = state.servers.length > 1;
     const nodes = [];
     for (let n = first; n < last; n++) {
@@ -90,22 +131,34 @@
         nodes.push(el("div", { class: "row pending" }, "…"));
         continue;
       }
-      const node = el("div", { class: `row ${row.lane === "---" ? "LIFE" : row.lane}${row.error ? " error" : ""}`,
-        "data-id": row.id, "data-lane": row.lane },
-      el("span", { class: "t" }, row.t.toFixed(3)));
-      if (names) node.append(el("span", { class: "srv" }, (state.servers[row.server] || {}).name || row.server));
-      node.append(el("span", { class: "lane" }, row.lane), el("span", { class: "method" }, row.title),
-        row.where ? `${row.where} ${row.summary}` : row.summary);
-      if (row.id === state.selected) node.classList.add("selected");
-      node.addEventListener("click", () => select(row.id));
-      nodes.push(node);
+      nodes.push(rowNode(row, n, names));
     }
     rows.replaceChildren(...nodes);
+    const open = rows.querySelector(".row.open");
+    if (open && open.offsetHeight - ROW !== state.extra) {
+      state.extra = open.offsetHeight - ROW;
+      setSpacer();
+    }
+  }
+
+  async function toggle(id, at) {
+    if (state.open && state.open.id === id) {
+      state.open = null;
+      state.extra = 0;
+    } else {
+      const data = await get("/api/event", { id });
+      state.open = { id, at, data };
+      state.extra = 0;
+    }
+    setSpacer();
+    render();
   }
 
   function refilter() {
     state.generation += 1;
     state.blocks.clear();
+    state.open = null;
+    state.extra = 0;
     const f = filters();
     const hash = new URLSearchParams();
     for (const [k, v] of Object.entries(f)) if (v) hash.set(k, v);
@@ -124,21 +177,6 @@
     render();
   }
 
-  async function select(id) {
-    state.selected = id;
-    render();
-    const data = await get("/api/event", { id });
-    const detail = $("detail");
-    const head = el("div", { class: "meta" }, `row ${data.id} · ${data.server}`);
-    if (data.pair !== null) {
-      const link = el("a", { class: "pair", href: "#", "data-id": data.pair },
-        data.pair_is_response ? "→ its response" : "← its request");
-      link.addEventListener("click", (e) => { e.preventDefault(); goTo(data.pair); });
-      head.append(" · ", link);
-    }
-    detail.replaceChildren(head, el("pre", {}, data.json));
-  }
-
   async function goTo(id) {
     let data = await get("/api/position", { id });
     if (data.at < 0) {
@@ -148,9 +186,11 @@
       data = await get("/api/position", { id });
     }
     $("tail").checked = false;
+    state.open = null;
+    await toggle(id, data.at);
     const list = $("list");
-    list.scrollTop = Math.max(0, data.at * ROW - list.clientHeight / 2);
-    await select(id);
+    list.scrollTop = Math.max(0, data.at * ROW - list.clientHeight / 3);
+    render();
   }
 
   // ---- the report ----
