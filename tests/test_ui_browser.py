@@ -145,6 +145,11 @@ def test_filters_links_and_a_q_link_narrow_the_list(page: Any, tmp_path: Path) -
         answer = next(r for r in rows_shown(page) if r["open"])
         assert answer["method"] == "tasks/get" and int(answer["id"]) > int(request["id"])
         assert "-32603" in page.locator("#rows .row.open pre").inner_text()
+        page.focus("#list")
+        page.keyboard.press("ArrowDown")
+        expect(page.locator("#rows .row.open")).to_have_attribute("data-id", str(int(answer["id"]) + 1))
+        page.keyboard.press("Escape")
+        expect(page.locator("#rows .row.open")).to_have_count(0)
         leave(page)
 
 

@@ -325,6 +325,22 @@
       render();
     }, { passive: true });
     window.addEventListener("resize", render);
+    $("list").addEventListener("keydown", (e) => {
+      // Up and down open the previous or next row; Escape closes it.
+      if (e.key === "Escape" && state.open) { e.preventDefault(); toggle(state.open.id, state.open.at); return; }
+      if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+      e.preventDefault();
+      const at = state.open ? state.open.at + (e.key === "ArrowDown" ? 1 : -1) : 0;
+      const block = state.blocks.get(Math.floor(at / BLOCK));
+      const row = block && block[at - Math.floor(at / BLOCK) * BLOCK];
+      if (!row) return;
+      toggle(row.id, at).then(() => {
+        const list = $("list");
+        if (top(at) < list.scrollTop || top(at) + ROW > list.scrollTop + list.clientHeight) {
+          list.scrollTop = Math.max(0, top(at) - list.clientHeight / 3);
+        }
+      });
+    });
     loadState().then(() => {
       const server = asked.get("server");
       if (server) $("server").value = server;
