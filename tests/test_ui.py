@@ -163,6 +163,8 @@ def test_ui_beside_a_session_prints_one_line_follows_every_server_and_ends_with_
         assert wrap.stderr.readline() == "client: started\n", "the URL comes before the client takes the terminal"
         state = wait_until(lambda: _both_servers(get_json(url + "api/state")), "both servers' traffic")
         assert state["session"] is True and {s["name"] for s in state["servers"]} == {"alpha", "beta"}
+        times = [r["t"] for r in get_json(url + "api/rows?count=500")["rows"]]
+        assert times == sorted(times) and times[0] > 0, "one list on the session's clock"
         beta = get_json(url + "api/rows?server=1&count=100")["rows"]
         assert {r["server"] for r in beta} == {1} and "tools/list" in {r["title"] for r in beta}
         report = wait_until(lambda: len((r := get_json(url + "api/report"))["servers"]) == 2 and r, "two reports")

@@ -71,8 +71,9 @@ class Source:
             recording.close()
 
     def shift(self, recording: RecordingIndex) -> float:
+        """What to add to a recording's times: a session's rows are on the session's clock."""
         base, origin = self.base, recording.origin
-        return origin - base if base is not None and origin is not None and len(self.recordings) > 1 else 0.0
+        return origin - base if self.session and base is not None and origin is not None else 0.0
 
     def at(self, position: int) -> tuple[RecordingIndex, int]:
         code = self.order[position]
