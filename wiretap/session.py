@@ -230,6 +230,7 @@ class Session:
         except OSError as exc:
             self.manifest["client_error"] = str(exc)
             raise ClientNotStarted(argv[0], exc) from exc
+        self._write_manifest(running=True)  # the client's start: t = 0 for whoever follows the session
         forward = {s: signal.signal(s, lambda n, _f: proc.send_signal(n)) for s in (signal.SIGTERM, signal.SIGHUP)}
         try:
             returncode = proc.wait()

@@ -46,10 +46,12 @@ class SessionFolder:
         m = self.manifest
         if isinstance(m.get("client_started_monotonic"), int | float):
             return float(m["client_started_monotonic"])
-        started, after = m.get("started_monotonic"), m.get("client_started", 0.0)
-        if isinstance(started, int | float) and isinstance(after, int | float):
+        started, after = m.get("started_monotonic"), m.get("client_started")
+        if not isinstance(started, int | float):
+            return None
+        if isinstance(after, int | float):
             return float(started + after)
-        return None
+        return None if m.get("running") else float(started)  # the client never started
 
     def clock_offset(self, header: dict[str, Any]) -> float:
         """What to add to a recording's ``t`` to put it on the session's clock (0 = the client's start).

@@ -184,6 +184,9 @@ def _follow_session(
             session = open_session(session.path)
             chosen = session.recordings_of(server)
             _columns(printer, [info for info, _ in chosen])
+            if session.manifest.get("running") and session.client_started_monotonic is None:
+                time.sleep(POLL_SECONDS)  # t = 0 is not known until the client has started
+                continue
             for info, first in chosen:
                 for file in recordings_of(first):
                     if file not in tails and (tail := _open_tail(session, info, file)) is not None:
