@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -31,7 +32,7 @@ def talk(entry: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    config = json.loads(open(argv[argv.index("--mcp-config") + 1]).read())
+    config = json.loads(Path(argv[argv.index("--mcp-config") + 1]).read_text())
     entries = list(config["mcpServers"].values())
     for n, entry in enumerate(entries):
         if n == len(entries) - 1 and "--wait-for" in argv:
