@@ -109,7 +109,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
 @click.option("--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default).")
 @click.option(
     "--upstream-cafile",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, dir_okay=False, readable=False),
     help="Trust this CA (PEM) for an https upstream.",
 )
 @click.option("--insecure", is_flag=True, help="Do not verify an https upstream's certificate.")
@@ -143,7 +143,7 @@ def proxy(
 
 
 @cli.command()
-@click.argument("recording", type=click.Path(path_type=Path))
+@click.argument("recording", type=click.Path(path_type=Path, readable=False))
 @click.option("--follow", "-f", is_flag=True, help="Keep showing events as the recording grows.")
 @click.option("--method", "-m", "methods", multiple=True, help="Only these methods (glob; repeatable).")
 @click.option(
@@ -181,7 +181,7 @@ def show(
 
 
 @cli.command()
-@click.argument("recording", type=click.Path(path_type=Path))
+@click.argument("recording", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format",
     "-f",
@@ -227,13 +227,13 @@ def report(recording: Path, fmt: str) -> None:
 
 
 @cli.command()
-@click.argument("recording", type=click.Path(path_type=Path))
+@click.argument("recording", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--expect",
     "-e",
     "expectations",
     required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, dir_okay=False, readable=False),
     help="The expectations (YAML; see recordings/*.expect.yaml).",
 )
 def check(recording: Path, expectations: Path) -> None:
@@ -254,8 +254,8 @@ def check(recording: Path, expectations: Path) -> None:
 
 
 @cli.command()
-@click.argument("a", type=click.Path(path_type=Path))
-@click.argument("b", type=click.Path(path_type=Path))
+@click.argument("a", type=click.Path(path_type=Path, readable=False))
+@click.argument("b", type=click.Path(path_type=Path, readable=False))
 def diff(a: Path, b: Path) -> None:
     """Compare two recordings by behaviour; exit 1 when they differ."""
     from wiretap.diffing import diff as compare

@@ -51,7 +51,7 @@ def user_error(exc: BaseException) -> tuple[str, ExitStatus] | None:
         return str(exc), exc.status
     if isinstance(exc, Unavailable):
         return str(exc), exc.status
-    if isinstance(exc, IsADirectoryError | NotADirectoryError) and exc.filename is not None:
+    if isinstance(exc, IsADirectoryError) and exc.filename is not None:
         return describe_os_error(exc), ExitStatus.USAGE
     if isinstance(exc, OSError) and exc.filename is not None:
         return describe_os_error(exc), ExitStatus.UNREADABLE

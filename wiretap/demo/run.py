@@ -67,6 +67,7 @@ def run_demo(out: Path | None, stdout: IO[str] = sys.stdout) -> int:
     if path.exists():
         print(f"wiretap: {path} exists; choose another --out", file=sys.stderr)
         return 2
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # a place the tap cannot record in fails here, named
     command = [
         sys.executable,
         "-m",

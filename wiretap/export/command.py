@@ -65,7 +65,7 @@ def _session(folder: Path, fmt: str) -> str:
 
 
 @click.command()
-@click.argument("recording", type=click.Path(path_type=Path))
+@click.argument("recording", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format",
     "-f",

@@ -35,7 +35,7 @@ def _match_on(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("recording", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("recording", type=click.Path(path_type=Path, dir_okay=False, readable=False))
 @click.option(
     "--as",
     "role",
