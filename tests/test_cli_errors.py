@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -263,3 +265,29 @@ def test_a_session_proxy_that_cannot_start_fails_the_wrap_with_its_reason(tmp_pa
     assert result.returncode == 2
     assert result.stderr.startswith("Error: the proxy for web did not start: ")
     assert "port out of range" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_ctrl_c_is_status_130_without_a_traceback(tmp_path: Path) -> None:
+    """``report`` blocked reading a FIFO that a writer holds open but never writes: Ctrl-C ends it."""
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, "-m", "wiretap", "report", str(fifo)], stderr=subprocess.PIPE, text=True)
+    writer = None
+    try:
+        deadline = time.monotonic() + 30
+        while writer is None:  # opening the writing end without blocking works once the reader has it open
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                assert time.monotonic() < deadline, "wiretap report never opened the FIFO"
+                time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if writer is not None:
+            os.close(writer)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130
+    assert "Traceback" not in err

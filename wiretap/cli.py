@@ -11,7 +11,7 @@ from typing import NoReturn
 import click
 
 from wiretap import __version__
-from wiretap.errors import user_error
+from wiretap.errors import ExitStatus, user_error
 from wiretap.export.command import export
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
@@ -29,6 +29,8 @@ class Wiretap(click.Group):
             return super().invoke(ctx)
         except BrokenPipeError:
             quiet_broken_pipe()
+        except KeyboardInterrupt:
+            ctx.exit(int(ExitStatus.INTERRUPTED))
         except Exception as exc:
             known = user_error(exc)
             if known is None:
