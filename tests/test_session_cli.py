@@ -1,6 +1,6 @@
 """Sessions as a person uses them: ``wiretap [--out DIR] -- CLIENT`` and ``wiretap show DIR`` on one clock.
 
-The client is a scenario client installed as ``claude`` (tests/scenarios/sequential_client.py): it talks
+The client is a scenario client installed as ``claude`` (tests/scenarios/turn_taking_client.py): it talks
 to its stdio servers one after the other, so the true order of their messages is known.
 """
 
@@ -36,7 +36,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     bin_dir.mkdir()
     home.mkdir()
     claude = bin_dir / "claude"
-    claude.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SCENARIOS / "sequential_client.py"}" "$@"\n')
+    claude.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SCENARIOS / "turn_taking_client.py"}" "$@"\n')
     claude.chmod(0o755)
     return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(home)}
 
@@ -68,24 +68,30 @@ def json_rows(cwd: Path, env: dict[str, str], *args: str) -> list[dict[str, Any]
 def test_a_sessions_recordings_interleave_on_the_clients_clock_with_a_server_column(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    run = session(tmp_path, env, "s", "alpha", "beta")
+    run = session(tmp_path, env, "s", "alpha", "beta", extra=("--interleave",))
     assert run.returncode == 0, run.stderr
     folder = tmp_path / "s"
     rows = json_rows(tmp_path, env, "s")
     assert {r["server"] for r in rows} == {"alpha", "beta"}
-    assert [r["t"] for r in rows] == sorted(r["t"] for r in rows)
-    messages = [r for r in rows if r["event"]["kind"] == "message"]
-    # The client finished with alpha before it started beta: on one clock, all of alpha's come first.
-    assert [r["server"] for r in messages] == ["alpha"] * 4 + ["beta"] * 4
+    # The client asked alpha, then beta, then alpha again, each after the last answer: one clock shows that.
+    messages = [(r["server"], r["lane"], r["id"]) for r in rows if r["event"]["kind"] == "message"]
+    assert messages == [
+        ("alpha", "IN", 1),
+        ("alpha", "OUT", 1),
+        ("beta", "IN", 1),
+        ("beta", "OUT", 1),
+        ("alpha", "IN", 2),
+        ("alpha", "OUT", 2),
+        ("beta", "IN", 2),
+        ("beta", "OUT", 2),
+    ]
     # t = 0 is the client's start; each recording is shifted by where its own t = 0 fell on that clock.
     start = manifest(folder)["client_started_monotonic"]
     for name in ("alpha", "beta"):
         header, events, _ = read_all(folder / f"{name}.jsonl")
         shift = header["monotonic_origin"] - start
-        assert shift > 0
-        shown = [r["t"] for r in rows if r["server"] == name]
-        assert shown == [round(e["t"] + shift, 6) for e in events]
-    assert min(r["t"] for r in rows if r["server"] == "beta") > max(r["t"] for r in rows if r["server"] == "alpha")
+        assert shift > 0  # the client started the tap
+        assert [r["t"] for r in rows if r["server"] == name] == [round(e["t"] + shift, 6) for e in events]
 
     text = wiretap(tmp_path, env, "show", "s").stdout.splitlines()
     assert not any(line.startswith("==") for line in text)
