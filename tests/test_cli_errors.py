@@ -291,3 +291,18 @@ def test_ctrl_c_is_status_130_without_a_traceback(tmp_path: Path) -> None:
             proc.communicate()
     assert proc.returncode == 130
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "servers",
+    [{"a": 1}, [1], [{"name": "x"}], [{"name": "x", "recording": 7}], [{"name": "x", "recording": "../../etc/passwd"}]],
+    ids=["not-a-list", "not-an-object", "no-recording", "not-a-name", "outside-the-folder"],
+)
+def test_a_session_manifest_of_the_wrong_shape_is_status_2_naming_it(session: Path, servers: object) -> None:
+    manifest = json.loads((session / "manifest.json").read_text())
+    (session / "manifest.json").write_text(json.dumps({**manifest, "servers": servers}))
+    for command in (["show"], ["report"], ["check", "--expect", str(DEMO_EXPECT)], ["export", "--format", "html"]):
+        assert one_error(*with_recording(command, session)) == (
+            2,
+            f"{session / 'manifest.json'}: 'servers' must list entries with a name and a recording",
+        )

@@ -105,8 +105,18 @@ def open_session(path: Path) -> SessionFolder:
     except ValueError as exc:
         raise NotASession(f"{path / MANIFEST}: not JSON: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("kind") != "wiretap-session":
-        raise NotASession(f"{path}/{MANIFEST}: not a wiretap session manifest")
+        raise NotASession(f"{path / MANIFEST}: not a wiretap session manifest")
+    servers = manifest.get("servers", [])
+    if not isinstance(servers, list) or not all(_server_entry_ok(s) for s in servers):
+        raise NotASession(f"{path / MANIFEST}: 'servers' must list entries with a name and a recording")
     return SessionFolder(path, manifest)
+
+
+def _server_entry_ok(entry: object) -> bool:
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        return False
+    files = entry.get("recordings") or [entry.get("recording")]
+    return isinstance(files, list) and all(isinstance(f, str) and f and "/" not in f for f in files)
 
 
 def one_recording(path: Path) -> Path:
