@@ -886,16 +886,17 @@ def test_a_server_that_closes_on_the_discover_probe_is_started_again_through_wir
 
 def test_the_session_holds_the_traffic_of_a_server_claude_code_started_again(cli: CliScenario) -> None:
     shown = subprocess.run(
-        [*WIRETAP, "show", str(cli.session.folder), "--no-color", "--method", "tools/call"],
+        [*WIRETAP, "show", str(cli.session.folder), "--json", "--server", "closer"],
         capture_output=True,
         text=True,
         timeout=30,
         check=True,
     ).stdout
-    sections = shown.split("== ")[1:]
-    closer = [section for section in sections if section.startswith("closer (stdio)")]
-    assert len(closer) == 2, shown  # the probe, and the server Claude Code started again
-    assert "tools/call" in closer[1], shown
+    rows = [json.loads(line) for line in shown.splitlines()]
+    titles = [row["title"] for row in rows if row["title"] in ("spawn", "server/discover", "tools/call")]
+    # Both recordings on one timeline: the probe, and the server Claude Code started again.
+    assert titles[:3] == ["spawn", "server/discover", "spawn"], shown
+    assert "tools/call" in titles[3:], shown
     assert cli.session.server("closer")["messages"] > 1
 
 
