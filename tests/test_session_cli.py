@@ -205,3 +205,18 @@ def test_help_shows_how_to_wrap_a_client_and_a_client_name_alone_gets_the_hint(
     assert (
         "Error: no command 'claude'; to run that client with its servers tapped: wiretap -- claude -p hi" in hint.stderr
     )
+
+
+def test_the_session_clock_comes_from_the_monotonic_clock_and_else_from_wall_clock_starts() -> None:
+    from wiretap.sessions import SessionFolder
+
+    both = SessionFolder(Path("s"), {"started_monotonic": 100.0, "client_started": 0.25, "running": False})
+    assert both.client_started_monotonic == 100.25
+    assert both.clock_offset({"monotonic_origin": 101.0}) == pytest.approx(0.75)
+    exact = SessionFolder(Path("s"), {"client_started_monotonic": 200.5, "started_monotonic": 1.0})
+    assert exact.clock_offset({"monotonic_origin": 201.0}) == pytest.approx(0.5)
+    walls = SessionFolder(Path("s"), {"started": "2026-07-28T10:00:00.000Z", "client_started": 0.5})
+    assert walls.clock_offset({"started": "2026-07-28T10:00:02.000Z"}) == pytest.approx(1.5)
+    # While a session runs, t = 0 is unknown until the client has started.
+    assert SessionFolder(Path("s"), {"started_monotonic": 1.0, "running": True}).client_started_monotonic is None
+    assert SessionFolder(Path("s"), {}).clock_offset({}) == 0.0
