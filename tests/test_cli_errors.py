@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -209,10 +210,20 @@ def test_an_upstream_port_out_of_range_is_status_2_naming_the_url() -> None:
     result = wiretap("proxy", "--upstream", "http://127.0.0.1:99999/mcp")
     assert result.returncode == 2
     assert result.stderr.splitlines()[-1] == (
-        "Error: Invalid value: --upstream has a port out of range (0-65535): 'http://127.0.0.1:99999/mcp'"
+        "Error: Invalid value: --upstream is not a valid URL (Port out of range 0-65535): 'http://127.0.0.1:99999/mcp'"
     )
     replayed = wiretap("replay", DEMO, "--as", "client", "--upstream", "http://127.0.0.1:99999/mcp")
-    assert replayed.returncode == 2 and "port out of range" in replayed.stderr and "Traceback" not in replayed.stderr
+    assert replayed.returncode == 2 and "Port out of range" in replayed.stderr and "Traceback" not in replayed.stderr
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://h:abc/", "http://h:0/", "ftp://h/", "http:///x"])
+def test_a_malformed_upstream_is_status_2_naming_it(url: str) -> None:
+    from wiretap.proxying import BadUpstream, check_upstream
+
+    with pytest.raises(BadUpstream, match=re.escape(repr(url))):
+        check_upstream(url)
+    code, message = one_error("proxy", "--upstream", url)
+    assert code == 2 and message.endswith(repr(url))
 
 
 def test_a_bad_ca_file_is_named_and_not_reported_as_a_listen_failure(tmp_path: Path) -> None:
@@ -264,7 +275,7 @@ def test_a_session_proxy_that_cannot_start_fails_the_wrap_with_its_reason(tmp_pa
     )
     assert result.returncode == 2
     assert result.stderr.startswith("Error: the proxy for web did not start: ")
-    assert "port out of range" in result.stderr and "Traceback" not in result.stderr
+    assert "Port out of range" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_ctrl_c_is_status_130_without_a_traceback(tmp_path: Path) -> None:
@@ -306,3 +317,10 @@ def test_a_session_manifest_of_the_wrong_shape_is_status_2_naming_it(session: Pa
             2,
             f"{session / 'manifest.json'}: 'servers' must list entries with a name and a recording",
         )
+
+
+def test_the_demo_never_overwrites_a_recording(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("mine\n")
+    assert one_error("demo", "--out", mine) == (2, f"{mine}: exists; choose another --out")
+    assert mine.read_text() == "mine\n"

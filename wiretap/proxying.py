@@ -25,13 +25,15 @@ class BadUpstream(BadInput):
 
 
 def check_upstream(url: str) -> str:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # a port out of range or not a number, a broken [IPv6] host
+        raise BadUpstream(f"--upstream is not a valid URL ({exc}): {url!r}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadUpstream(f"--upstream must be an http:// or https:// URL with a host, not {url!r}")
-    try:
-        parts.port  # noqa: B018 - raises for a port out of range
-    except ValueError:
-        raise BadUpstream(f"--upstream has a port out of range (0-65535): {url!r}") from None
+    if port == 0:
+        raise BadUpstream(f"--upstream cannot name port 0: {url!r}")
     return url
 
 
