@@ -163,6 +163,11 @@ def test_out_on_a_folder_that_holds_a_session_records_the_next_run_beside_it_and
     assert manifest(tmp_path / "s")["exit"] == {"code": 0}
     assert manifest(tmp_path / "s.1")["exit"] == {"code": 5}
     assert sorted(p.name for p in (tmp_path / "s.1").iterdir()) == ["alpha.jsonl", "manifest.json"]
+    listed = wiretap(tmp_path, env, "sessions", "--in", ".").stdout.splitlines()
+    assert [(line.split()[0], line.split("[")[1].split("]")[0]) for line in listed] == [
+        ("s.1", "exit 5"),
+        ("s", "exit 0"),
+    ]
 
 
 def test_out_on_an_empty_folder_uses_it_and_on_a_file_refuses(tmp_path: Path, env: dict[str, str]) -> None:

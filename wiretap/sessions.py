@@ -76,7 +76,9 @@ class SessionFolder:
         m = self.manifest
         exit_ = m.get("exit") or {}
         status = "running" if m.get("running") else exit_.get("signal") or f"exit {exit_.get('code', '?')}"
-        servers = ", ".join(f"{s['name']} ({s['messages']} msgs)" for s in m.get("servers", [])) or "no servers"
+        servers = (
+            ", ".join(f"{s['name']} ({s.get('messages', '?')} msgs)" for s in m.get("servers", [])) or "no servers"
+        )
         return f"{self.path}  {m.get('started', '?')}  {' '.join(m.get('client_argv', []))[:60]}  [{status}]  {servers}"
 
 
