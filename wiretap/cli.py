@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +19,9 @@ from wiretap.replay.cli import replay
 from wiretap.sessions import NotASession, is_session, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
+
+if TYPE_CHECKING:
+    from wiretap.profiling import Source
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -225,25 +229,36 @@ def check(recording: Path, expectations: Path) -> None:
 
 
 @cli.command()
-@click.argument("a", type=click.Path(path_type=Path, dir_okay=False))
-@click.argument("b", type=click.Path(path_type=Path, dir_okay=False))
-def diff(a: Path, b: Path) -> None:
-    """Compare two recordings by behaviour; exit 1 when they differ."""
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@click.option(
+    "--format", "-f", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True
+)
+def diff(a: Path, b: Path, fmt: str) -> None:
+    """Compare two recordings or session folders by behaviour; exit 0 same, 1 different, 2 bad input."""
     from wiretap.diffing import diff as compare
+    from wiretap.render.diff import RENDERERS
+
+    result = compare(*_sources(a, b))
+    try:
+        RENDERERS[fmt](result, sys.stdout)
+    except BrokenPipeError:
+        quiet_broken_pipe()
+    sys.exit(1 if result.differs else 0)
+
+
+def _sources(*paths: Path) -> list[Source]:
+    """Recordings or session folders as profiles; a bad one is a one-line error and exit status 2."""
+    from wiretap.profiling import NotProfilable, load
 
     try:
-        result = compare(a, b)
-    except (NotARecording, UnsupportedFormat) as exc:
-        raise click.ClickException(str(exc)) from None
+        return [load(path) for path in paths]
+    except (NotARecording, UnsupportedFormat, NotASession, NotProfilable) as exc:
+        message = str(exc)
     except OSError as exc:
-        raise click.ClickException(f"{exc.filename}: {exc.strerror or exc}") from None
-    for title, lines in {**result.sections, **result.notes}.items():
-        if lines:
-            click.echo(f"== {title}" + (" (for information)" if title in result.notes else ""))
-            for line in lines:
-                click.echo(f"  {line}")
-    click.echo("the recordings behave differently" if result.differs else "no difference in behaviour")
-    sys.exit(1 if result.differs else 0)
+        message = f"{exc.filename}: {exc.strerror or exc}"
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(2)
 
 
 @cli.command()

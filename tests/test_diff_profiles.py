@@ -1,0 +1,264 @@
+"""``wiretap diff`` on behaviour profiles: what changed between two runs, and nothing that did not."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wiretap.model import Header
+
+Events = list[dict[str, Any]]
+CAPS = {"roots": {}, "elicitation": {}}
+INFO = {"name": "claude-code", "version": "2.1.197"}
+
+
+def wiretap(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "wiretap", *args], capture_output=True, text=True, timeout=60)
+
+
+def write(path: Path, events: Events, *, transport: str = "stdio", name: str = "scenario") -> Path:
+    header = Header(transport=transport, name=name, argv=[]).to_dict()
+    path.write_text("".join(json.dumps(e) + "\n" for e in [header, *events]))
+    return path
+
+
+def msg(t: float, direction: str, body: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"t": t, "kind": "message", "dir": direction, **extra, "msg": {"jsonrpc": "2.0", **body}}
+
+
+def stdio_run(
+    *,
+    version: str = "2025-11-25",
+    caps: dict[str, Any] | None = None,
+    info: dict[str, Any] | None = None,
+    list_order: tuple[str, ...] = ("prompts/list", "resources/list", "tools/list"),
+    shutdown: tuple[tuple[float, dict[str, Any]], ...] = (),
+) -> Events:
+    """A legacy client: initialize, three list requests in flight together, a tool call, then its shutdown."""
+    params = {"protocolVersion": version, "capabilities": CAPS if caps is None else caps, "clientInfo": info or INFO}
+    events = [
+        {"t": 0.001, "kind": "spawn", "argv": ["server"], "pid": 10},
+        msg(0.01, "c2s", {"id": 0, "method": "initialize", "params": params}),
+        msg(0.02, "s2c", {"id": 0, "result": {"protocolVersion": version, "capabilities": {"tools": {}}}}),
+        msg(0.03, "c2s", {"method": "notifications/initialized"}),
+    ]
+    for n, method in enumerate(list_order, 1):
+        events.append(msg(0.04 + n / 1000, "c2s", {"id": n, "method": method}))
+    for n, method in enumerate(sorted(list_order), 1):
+        key = method.split("/")[0]
+        events.append(msg(0.05 + n / 1000, "s2c", {"id": list_order.index(method) + 1, "result": {key: []}}))
+    events += [
+        msg(1.0, "c2s", {"id": 4, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1}}}),
+        msg(1.01, "s2c", {"id": 4, "result": {"content": [{"type": "text", "text": "2"}]}}),
+    ]
+    default = (
+        (2.0, {"kind": "signal", "signal": "SIGINT", "signum": 2, "forwarded": True}),
+        (2.004, {"kind": "eof", "dir": "s2c"}),
+        (2.005, {"kind": "exit", "status": 130, "signal": "SIGINT", "signum": 2}),
+    )
+    events += [{"t": t, **e} for t, e in (shutdown or default)]
+    events.append({"t": 2.01, "kind": "end", "written": len(events), "lost": 0})
+    return events
+
+
+def test_a_copy_with_only_its_handshake_changed_names_each_change(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.jsonl", stdio_run())
+    caps = {"roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}}
+    b = write(tmp_path / "b.jsonl", stdio_run(version="2025-06-18", caps=caps, info={**INFO, "version": "9.9.9"}))
+    result = wiretap("diff", str(a), str(b))
+    assert result.returncode == 1, result.stdout
+    handshake = result.stdout.split("== handshake\n")[1].split("==")[0]
+    assert [line.strip() for line in handshake.splitlines()] == [
+        "protocol version: 2025-11-25 → 2025-06-18",
+        "client version: 2.1.197 → 9.9.9",
+        "capabilities.roots.listChanged: added true",
+        "capabilities.elicitation.form: added {}",
+        "capabilities.elicitation.url: added {}",
+        "the recordings behave differently",
+    ]
+    assert result.stdout.count("== ") == 1
+
+
+def test_a_copy_with_only_its_shutdown_changed_differs_in_the_shutdown_alone(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.jsonl", stdio_run())
+    codex_like = (
+        (2.0, {"kind": "signal", "signal": "SIGTERM", "signum": 15, "forwarded": True}),
+        (2.0005, {"kind": "eof", "dir": "c2s"}),
+        (2.004, {"kind": "exit", "status": 143, "signal": "SIGTERM", "signum": 15}),
+    )
+    b = write(tmp_path / "b.jsonl", stdio_run(shutdown=codex_like))
+    result = wiretap("diff", str(a), str(b))
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[:4] == [
+        "== shutdown",
+        "  order: SIGINT, server killed by SIGINT → SIGTERM, stdin closed, server killed by SIGTERM",
+        "  server: killed by SIGINT → killed by SIGTERM",
+        "the recordings behave differently",
+    ]
+
+
+def test_a_shutdown_delay_differs_only_beyond_its_tolerance(tmp_path: Path) -> None:
+    def run(kill_after: float) -> Events:
+        return stdio_run(
+            shutdown=(
+                (2.0, {"kind": "signal", "signal": "SIGINT", "signum": 2, "forwarded": True}),
+                (2.0 + kill_after, {"kind": "exit", "status": 137, "signal": "SIGKILL", "signum": 9}),
+            )
+        )
+
+    a = write(tmp_path / "a.jsonl", run(0.5))
+    assert wiretap("diff", str(a), str(write(tmp_path / "b.jsonl", run(0.52)))).returncode == 0
+    slower = wiretap("diff", str(a), str(write(tmp_path / "c.jsonl", run(5.0))))
+    assert slower.returncode == 1
+    assert "server killed by SIGKILL: 500 ms → 5000 ms after the first step" in slower.stdout
+
+
+def test_requests_in_flight_together_in_another_order_are_no_difference(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.jsonl", stdio_run())
+    b = write(tmp_path / "b.jsonl", stdio_run(list_order=("tools/list", "resources/list", "prompts/list")))
+    result = wiretap("diff", str(a), str(b))
+    assert (result.returncode, result.stdout) == (0, "no difference in behaviour\n")
+
+
+def test_requests_one_after_another_in_another_order_are_a_difference(tmp_path: Path) -> None:
+    events = stdio_run()
+    serial = [e for e in events if e.get("msg", {}).get("id") not in (1, 2, 3)]
+    at = serial.index(next(e for e in serial if e.get("msg", {}).get("method") == "tools/call"))
+    for n, method in enumerate(("tools/list", "prompts/list"), 1):
+        serial[at:at] = [msg(0.5 + n, "c2s", {"id": 10 + n, "method": method}), msg(0.5 + n, "s2c", {"id": 10 + n})]
+        at += 2
+    swapped = copy.deepcopy(serial)
+    for e in swapped:
+        if e.get("msg", {}).get("id") in (11, 12) and "method" in e["msg"]:
+            e["msg"]["method"] = "prompts/list" if e["msg"]["method"] == "tools/list" else "tools/list"
+    result = wiretap("diff", str(write(tmp_path / "a.jsonl", serial)), str(write(tmp_path / "b.jsonl", swapped)))
+    assert result.returncode == 1
+    assert "+→ prompts/list\n   → tools/list\n  -→ prompts/list\n" in result.stdout
+
+
+def http_run(order: tuple[str, ...], *, delete: bool = True, version_header: bool = True) -> Events:
+    """A session over Streamable HTTP: a GET stream, parallel POSTs in ``order``, DELETE at the end."""
+    events: Events = []
+    answers: Events = []
+    ex = 0
+
+    def post(t: float, body: dict[str, Any], result: dict[str, Any]) -> None:
+        nonlocal ex
+        ex += 1
+        headers = {"content-type": "application/json", "mcp-session-id": "S"}
+        if version_header:
+            headers["mcp-protocol-version"] = "2025-06-18"
+        events.append(
+            {"t": t, "kind": "http_request", "ex": ex, "conn": 1, "method": "POST", "path": "/mcp", "headers": headers}
+        )
+        events.append(msg(t, "c2s", body, ex=ex))
+        answers.append(msg(t + 0.2, "s2c", {"id": body["id"], "result": result}, ex=ex))
+
+    events.append({"t": 0.0, "kind": "connection", "conn": 1, "state": "open"})
+    params = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "codex", "version": "0.171.0"},
+    }
+    post(0.01, {"id": 0, "method": "initialize", "params": params}, {"protocolVersion": "2025-06-18"})
+    events.append(answers.pop())
+    events.append({"t": 0.3, "kind": "http_request", "ex": 99, "method": "GET", "path": "/mcp", "headers": {}})
+    for n, method in enumerate(order, 1):
+        post(0.4 + n / 100, {"id": n, "method": method}, {})
+    events += answers
+    if delete:
+        events.append(
+            {
+                "t": 1.0,
+                "kind": "http_request",
+                "ex": 100,
+                "method": "DELETE",
+                "path": "/mcp",
+                "headers": {"mcp-session-id": "S"},
+            }
+        )
+    events.append({"t": 1.1, "kind": "connection", "conn": 1, "state": "closed"})
+    events.append({"t": 1.2, "kind": "end", "written": len(events), "lost": 0})
+    return events
+
+
+def test_two_http_runs_with_parallel_requests_in_another_order_diff_clean(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.jsonl", http_run(("prompts/list", "resources/list")), transport="http")
+    b = write(tmp_path / "b.jsonl", http_run(("resources/list", "prompts/list")), transport="http")
+    result = wiretap("diff", str(a), str(b))
+    assert (result.returncode, result.stdout) == (0, "no difference in behaviour\n")
+
+
+def test_http_traits_and_its_shutdown_are_named(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.jsonl", http_run(("tools/list",)), transport="http")
+    b = write(tmp_path / "b.jsonl", http_run(("tools/list",), delete=False, version_header=False), transport="http")
+    result = wiretap("diff", "--format", "json", str(a), str(b))
+    assert result.returncode == 1
+    sections = json.loads(result.stdout)["servers"][0]["sections"]
+    assert sections["HTTP transport"] == [
+        "delete on exit: True → False",
+        "mcp headers: mcp-protocol-version, mcp-session-id → mcp-session-id",
+        "protocol version header: 2025-06-18 → none",
+        "methods: DELETE, GET, POST → GET, POST",
+    ]
+    assert sections["shutdown"] == ["order: DELETE, connections closed → connections closed"]
+
+
+def session(folder: Path, servers: dict[str, Events], exited: float = 100.0) -> Path:
+    folder.mkdir()
+    entries = []
+    for name, events in servers.items():
+        write(folder / f"{name}.jsonl", events, name=name)
+        entries.append({"name": name, "transport": "stdio", "recording": f"{name}.jsonl"})
+    manifest = {"kind": "wiretap-session", "format": 1, "client": "Claude Code", "servers": entries}
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "client_exited_monotonic": exited}))
+    return folder
+
+
+def test_session_folders_pair_their_servers_by_name(tmp_path: Path) -> None:
+    a = session(tmp_path / "a", {"files": stdio_run(), "search": stdio_run()})
+    b = session(tmp_path / "b", {"search": stdio_run(info={**INFO, "version": "2.1.332"}), "files": stdio_run()})
+    result = wiretap("diff", "--format", "markdown", str(a), str(b))
+    assert result.returncode == 1
+    assert "### search: handshake\n\n- client version: 2.1.197 → 2.1.332\n" in result.stdout
+    assert "files:" not in result.stdout
+    clean = wiretap("diff", str(a), str(session(tmp_path / "c", {"search": stdio_run(), "files": stdio_run()})))
+    assert clean.returncode == 0
+    missing = wiretap("diff", str(a), str(session(tmp_path / "d", {"files": stdio_run()})))
+    assert missing.returncode == 1 and "search: only in A" in missing.stdout
+
+
+def test_latency_is_shown_only_with_enough_samples(tmp_path: Path) -> None:
+    def calls(n: int, seconds: float) -> Events:
+        events = stdio_run()
+        for k in range(n):
+            t = 1.1 + k / 100
+            events.insert(-4, msg(t, "c2s", {"id": 100 + k, "method": "ping"}))
+            events.insert(-4, msg(t + seconds, "s2c", {"id": 100 + k, "result": {}}))
+        return events
+
+    few = wiretap(
+        "diff", str(write(tmp_path / "a.jsonl", calls(1, 0.001))), str(write(tmp_path / "b.jsonl", calls(1, 0.004)))
+    )
+    assert (few.returncode, few.stdout) == (0, "no difference in behaviour\n")
+    many_a, many_b = write(tmp_path / "c.jsonl", calls(20, 0.001)), write(tmp_path / "d.jsonl", calls(20, 0.004))
+    many = wiretap("diff", str(many_a), str(many_b))
+    assert many.returncode == 0
+    assert "== latency (for information)\n  ping: p50 1.0 → 4.0 ms (4.00×, n=20/20)\n" in many.stdout
+
+
+@pytest.mark.parametrize("bad", ["missing.jsonl", "folder", "garbage.jsonl"])
+def test_bad_input_is_one_line_and_exit_status_2(tmp_path: Path, bad: str) -> None:
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "garbage.jsonl").write_text("this is not a recording\n")
+    good = write(tmp_path / "a.jsonl", stdio_run())
+    result = wiretap("diff", str(good), str(tmp_path / bad))
+    assert result.returncode == 2
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
