@@ -247,6 +247,23 @@ def diff(a: Path, b: Path, fmt: str) -> None:
     sys.exit(1 if result.differs else 0)
 
 
+@cli.command()
+@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--format", "-f", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True
+)
+def compare(sources: tuple[Path, ...], fmt: str) -> None:
+    """Tabulate clients' behaviour side by side: a column per SESSION or RECORDING, a row per behaviour."""
+    from wiretap.comparing import compare as tabulate
+    from wiretap.render.compare import RENDERERS
+
+    result = tabulate(_sources(*sources))
+    try:
+        RENDERERS[fmt](result, sys.stdout)
+    except BrokenPipeError:
+        quiet_broken_pipe()
+
+
 def _sources(*paths: Path) -> list[Source]:
     """Recordings or session folders as profiles; a bad one is a one-line error and exit status 2."""
     from wiretap.profiling import NotProfilable, load

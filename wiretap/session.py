@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from wiretap.analysis.identity import client_identity
 from wiretap.clients import client_for
 from wiretap.clients.servers import Server
 from wiretap.model import utc_iso_ms
@@ -186,6 +187,7 @@ class Session:
             self._stop_proxies()
             if config_path is not None:
                 config_path.unlink(missing_ok=True)
+            self._identify_client()
             self._write_manifest(running=False)
         self._summary(stderr)
         return returncode
@@ -227,6 +229,14 @@ class Session:
                     wrapped.proxy.wait()
                 if wrapped.proxy.stdout is not None:
                     wrapped.proxy.stdout.close()
+
+    def _identify_client(self) -> None:
+        """The client's name and version as its handshake gave them (what the user ran, not what we guess)."""
+        for wrapped in self.wrapped:
+            for recording in recordings_of(wrapped.recording):
+                if (identity := client_identity(recording)) is not None:
+                    self.manifest["client_info"] = identity
+                    return
 
     def _write_manifest(self, *, running: bool) -> None:
         self.manifest["running"] = running

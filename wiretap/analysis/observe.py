@@ -53,6 +53,12 @@ def _actions(responses: dict[str, Any], keys: list[str]) -> str:
     return "/".join(actions)
 
 
+def _within(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
+    """``short``'s keys appear in ``long`` in the same order."""
+    rest = iter(long)
+    return all(key in rest for key in short)
+
+
 class Observer:
     def __init__(self) -> None:
         self._attempts: list[tuple[str, Hashable, dict[str, Any]]] = []
@@ -130,9 +136,7 @@ class Observer:
             return
         self._requests += 1
         self._id_types.add(_type(body.get("id")))
-        order = tuple(body)
-        if order not in self._key_orders:
-            self._key_orders.append(order)
+        self._key_order(tuple(body))
         meta = _d(params.get("_meta"))
         if meta:
             self._with_meta += 1
@@ -141,6 +145,12 @@ class Observer:
                 self._first_meta = meta
         if method in HANDSHAKES:
             self._attempts.append((method, key, params))
+
+    def _key_order(self, order: tuple[str, ...]) -> None:
+        """Kept once per order; a request without params follows the order of one with them."""
+        if any(_within(order, seen) for seen in self._key_orders):
+            return
+        self._key_orders = [seen for seen in self._key_orders if not _within(seen, order)] + [order]
 
     def _server_message(self, method: str, body: dict[str, Any], key: Hashable) -> None:
         self._step(f"← {method}", request_key=None)
