@@ -148,3 +148,51 @@ def test_bad_input_is_one_line_and_exit_status_2(tmp_path: Path, bad: str) -> No
     assert result.returncode == 2
     assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
     assert "Traceback" not in result.stderr
+
+
+def modern_run() -> Events:
+    """A 2026-07-28 client: string ids, ``_meta`` on every request, an elicitation answered by a retry."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {**INFO, "version": "2.1.332"},
+        "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": True}},
+    }
+    ask = {"method": "elicitation/create", "params": {"mode": "form", "message": "Sure?"}}
+    call = {"name": "deploy", "_meta": meta}
+    return [
+        msg(0.01, "c2s", {"id": "server-discover-probe-1", "method": "server/discover", "params": {"_meta": meta}}),
+        msg(0.02, "s2c", {"id": "server-discover-probe-1", "result": {"supportedVersions": ["2026-07-28"]}}),
+        msg(1.0, "c2s", {"id": "c1", "method": "tools/call", "params": call}),
+        msg(1.1, "s2c", {"id": "c1", "result": {"resultType": "input_required", "inputRequests": {"ok": ask}}}),
+        msg(
+            1.2,
+            "c2s",
+            {"id": "c2", "method": "tools/call", "params": {**call, "inputResponses": {"ok": {"action": "cancel"}}}},
+        ),
+        msg(1.3, "s2c", {"id": "c2", "result": {"content": []}}),
+        {"t": 2.0, "kind": "signal", "signal": "SIGINT", "signum": 2, "forwarded": True},
+        {"t": 2.005, "kind": "exit", "status": 130, "signal": "SIGINT", "signum": 2},
+        {"t": 2.01, "kind": "end", "written": 8, "lost": 0},
+    ]
+
+
+def test_a_modern_clients_ids_meta_and_answer_by_retry_are_named(tmp_path: Path) -> None:
+    legacy = stdio_run()
+    legacy[-5:-5] = [
+        msg(1.5, "s2c", {"id": 7, "method": "elicitation/create", "params": {}}),
+        msg(1.6, "c2s", {"id": 7, "result": {"action": "decline"}}),
+    ]
+    result = wiretap(
+        "diff", "-f", "json", str(write(tmp_path / "a.jsonl", legacy)), str(write(tmp_path / "b.jsonl", modern_run()))
+    )
+    sections = json.loads(result.stdout)["servers"][0]["sections"]
+    handshake = sections["handshake"]
+    assert "method: initialize → server/discover" in handshake
+    assert "protocol version: 2025-11-25 → 2026-07-28" in handshake
+    assert "meta on: none → every request" in handshake
+    assert "id types: number → string" in handshake
+    assert sections["server-initiated requests"] == [
+        "+ elicitation/create (input_required): tools/call retried with inputResponses: cancel",
+        "- elicitation/create: result: decline",
+    ]
+    assert "+→ tools/call +inputResponses" in sections["method sequence"]
