@@ -304,7 +304,7 @@ def sessions(root: Path, limit: int) -> None:
 def wrap(out: Path | None, client: tuple[str, ...]) -> None:
     """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
     from wiretap.clients import UnknownClient
-    from wiretap.clients.claude_code import ConfigError
+    from wiretap.clients.servers import ConfigError
     from wiretap.session import ClientNotStarted, Session
 
     try:
