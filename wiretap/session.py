@@ -173,7 +173,7 @@ class Session:
         try:
             self.wrapped, skipped = wrap_servers(self.discovery.servers, self.folder)
             self.skipped += skipped
-            launch = self.client.launch(self.discovery.client_argv, {w.server.name: w.entry for w in self.wrapped})
+            launch = self.client.launch(self.discovery, {w.server.name: w.entry for w in self.wrapped})
             self._write_manifest(running=True)
             returncode = self._run_client(launch.argv, launch.env)
         finally:

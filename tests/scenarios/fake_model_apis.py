@@ -119,7 +119,14 @@ class FakeModelAPIs:
     def gemini(self, body: Json, stream: bool) -> bytes:
         usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
         if not stream:
-            candidate = {"content": {"role": "model", "parts": [{"text": "OK"}]}, "finishReason": "STOP"}
+            # The router asks for a JSON verdict (which model, how complex): one that fits every router.
+            verdict = {
+                "complexity_reasoning": "simple",
+                "complexity_score": 10,
+                "reasoning": "simple",
+                "model_choice": "flash",
+            }
+            candidate = {"content": {"role": "model", "parts": [{"text": json.dumps(verdict)}]}, "finishReason": "STOP"}
             return json.dumps({"candidates": [candidate], "usageMetadata": usage}).encode()
         outputs = _gemini_outputs(body)
         self.outputs = list(outputs)

@@ -1,7 +1,7 @@
 """MCP clients whose configuration wiretap can read: one module per client, found by its command name.
 
 A client module provides ``NAME``, ``discover(argv, cwd, env) -> Discovery`` and
-``launch(client_argv, entries) -> Launch`` (entries: each wrapped server's entry, by name).
+``launch(discovery, entries) -> Launch`` (entries: each wrapped server's entry, by name).
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from wiretap.clients import claude_code, codex
+from wiretap.clients import claude_code, codex, gemini
 
-CLIENTS: dict[str, ModuleType] = {"claude": claude_code, "codex": codex}
+CLIENTS: dict[str, ModuleType] = {"claude": claude_code, "codex": codex, "gemini": gemini}
 
 
 class UnknownClient(LookupError):

@@ -141,7 +141,7 @@ def launch_argv(client_argv: list[str], config_path: Path) -> list[str]:
     return [client_argv[0], "--mcp-config", str(config_path), "--strict-mcp-config", *client_argv[1:]]
 
 
-def launch(client_argv: list[str], entries: dict[str, dict[str, Any]]) -> Launch:
+def launch(discovery: Discovery, entries: dict[str, dict[str, Any]]) -> Launch:
     """A private config holding the wrapped servers, given as the only MCP config."""
     config = private_json({"mcpServers": entries})
-    return Launch(launch_argv(client_argv, config), private=[config])
+    return Launch(launch_argv(discovery.client_argv, config), private=[config])

@@ -111,12 +111,12 @@ def _override(name: str, key: str, value: Any) -> list[str]:
     return ["-c", f"mcp_servers.{name}.{key}={json.dumps(value)}"]
 
 
-def launch(client_argv: list[str], entries: dict[str, dict[str, Any]]) -> Launch:
+def launch(discovery: Discovery, entries: dict[str, dict[str, Any]]) -> Launch:
     added: list[str] = []
     for name, entry in entries.items():
         if "url" in entry:
             added += _override(name, "url", entry["url"])
         else:
             added += _override(name, "command", entry["command"]) + _override(name, "args", entry["args"])
-    rest = _without_replaced(client_argv, set(entries))
+    rest = _without_replaced(discovery.client_argv, set(entries))
     return Launch([rest[0], *added, *rest[1:]])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +21,9 @@ class Launch:
 
     def cleanup(self) -> None:
         for path in self.private:
-            if path.is_dir():
-                for child in sorted(path.rglob("*"), reverse=True):
-                    child.rmdir() if child.is_dir() else child.unlink(missing_ok=True)
-                path.rmdir()
+            if path.is_dir() and not path.is_symlink():
+                # rmtree removes a symlink without following it: the user's files it points at stay.
+                shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
 
