@@ -40,7 +40,7 @@ def test_a_copy_with_only_its_shutdown_changed_differs_in_the_shutdown_alone(tmp
     assert result.returncode == 1
     assert result.stdout.splitlines()[:4] == [
         "== shutdown",
-        "  order: SIGINT, server killed by SIGINT → SIGTERM, stdin closed, server killed by SIGTERM",
+        "  order: SIGINT, server killed by SIGINT → SIGTERM + stdin closed, server killed by SIGTERM",
         "  server: killed by SIGINT → killed by SIGTERM",
         "the recordings behave differently",
     ]

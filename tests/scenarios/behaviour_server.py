@@ -4,12 +4,14 @@ It speaks the session era only (``server/discover`` gets -32601, ``initialize`` 
 protocol version back) and has one tool, ``echo``. Before answering a call it asks the client
 ``roots/list`` and ``elicitation/create``, whatever the client declared, and answers the call once
 both were answered (or after ``ASK_TIMEOUT`` seconds), quoting the answers. ``SIGTERM`` and
-``SIGINT`` end it at once, as most servers end.
+``SIGINT`` end it at once, as most servers end. ``--env-out FILE`` writes the names of its
+environment variables to FILE first.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import select
 import signal
 import sys
@@ -103,6 +105,10 @@ class Scenario:
 
 
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--env-out":
+        # What the client (or a tap in between) left of the environment: the names, one a line.
+        with open(sys.argv[2], "w") as f:
+            f.write("".join(f"{name}\n" for name in sorted(os.environ)))
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     scenario = Scenario()
     buffer = b""

@@ -15,6 +15,7 @@ HANDSHAKES = ("initialize", "server/discover")
 LONG_LIVED = frozenset({"subscriptions/listen"})
 STATELESS_FROM = "2026-07-28"
 META = "io.modelcontextprotocol/"
+TOGETHER = 0.005
 
 
 def _d(value: Any) -> dict[str, Any]:
@@ -57,6 +58,19 @@ def _within(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
     """``short``'s keys appear in ``long`` in the same order."""
     rest = iter(long)
     return all(key in rest for key in short)
+
+
+def _together(steps: list[tuple[float, str]]) -> list[tuple[float, str]]:
+    """What the client did within ``TOGETHER`` seconds is one step (``SIGTERM + stdin closed``): which of
+    the two reached the tap first is a race, not a behaviour. The server's end stays a step of its own."""
+    grouped: list[tuple[float, list[str]]] = []
+    for t, what in steps:
+        if grouped and not what.startswith("server ") and t - grouped[-1][0] <= TOGETHER:
+            if not grouped[-1][1][0].startswith("server "):
+                grouped[-1][1].append(what)
+                continue
+        grouped.append((t, [what]))
+    return [(t, " + ".join(sorted(whats))) for t, whats in grouped]
 
 
 class Observer:
@@ -286,7 +300,7 @@ class Observer:
         if client_exited is not None and self._server_exit is not None:
             orphaned = self._server_exit[0] > client_exited
         return Shutdown(
-            steps=tuple(ShutdownStep(what, round(t - start, 3)) for t, what in steps),
+            steps=tuple(ShutdownStep(what, round(t - start, 3)) for t, what in _together(steps)),
             server=self._server_exit[1] if self._server_exit else None,
             recording_complete=self._complete,
             orphaned=orphaned,
