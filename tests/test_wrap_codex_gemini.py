@@ -81,7 +81,8 @@ class Run:
         )
 
     def describe(self) -> str:
-        return f"exit {self.result.returncode}\nstdout:\n{self.result.stdout[-3000:]}\nstderr:\n{self.result.stderr[-3000:]}"
+        out, err = self.result.stdout[-3000:], self.result.stderr[-3000:]
+        return f"exit {self.result.returncode}\nstdout:\n{out}\nstderr:\n{err}"
 
 
 def _files(folder: Path) -> dict[Path, bytes]:

@@ -33,7 +33,7 @@ class Comparison:
 
 
 def _join(values: list[str]) -> str:
-    unique = list(dict.fromkeys(v for v in values if v))
+    unique = list(dict.fromkeys(v for v in values if v and v != NONE))
     return "; ".join(unique) if unique else NONE
 
 

@@ -65,11 +65,11 @@ def _together(steps: list[tuple[float, str]]) -> list[tuple[float, str]]:
     the two reached the tap first is a race, not a behaviour. The server's end stays a step of its own."""
     grouped: list[tuple[float, list[str]]] = []
     for t, what in steps:
-        if grouped and not what.startswith("server ") and t - grouped[-1][0] <= TOGETHER:
-            if not grouped[-1][1][0].startswith("server "):
-                grouped[-1][1].append(what)
-                continue
-        grouped.append((t, [what]))
+        joins = grouped and t - grouped[-1][0] <= TOGETHER and not grouped[-1][1][0].startswith("server ")
+        if joins and not what.startswith("server "):
+            grouped[-1][1].append(what)
+        else:
+            grouped.append((t, [what]))
     return [(t, " + ".join(sorted(whats))) for t, whats in grouped]
 
 
