@@ -39,11 +39,10 @@ SCRIPT = [Call("scenario", "echo", {"text": "hi"}), Call("web", "add", {"a": 2, 
 TIMEOUT = 180
 
 
-@pytest.fixture(scope="module")
-def http_server(mcp_sdk_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@contextlib.contextmanager
+def sdk_http_server(python: Path, root: Path) -> Iterator[str]:
     """The MCP SDK's Streamable HTTP server's endpoint on 127.0.0.1."""
-    root = tmp_path_factory.mktemp("http-server")
-    argv = [str(mcp_sdk_python), str(PEER_SCRIPTS / "mcp_sdk_http_server.py"), "--log", str(root / "server.jsonl")]
+    argv = [str(python), str(PEER_SCRIPTS / "mcp_sdk_http_server.py"), "--log", str(root / "server.jsonl")]
     with (root / "stderr.txt").open("w") as err:
         proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True
@@ -60,6 +59,12 @@ def http_server(mcp_sdk_python: Path, tmp_path_factory: pytest.TempPathFactory) 
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
         proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def http_server(mcp_sdk_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with sdk_http_server(mcp_sdk_python, tmp_path_factory.mktemp("http-server")) as url:
+        yield url
 
 
 @dataclass

@@ -109,7 +109,8 @@ class Observer:
             self._http_event(event)
         elif kind == Kind.EOF and event.get("dir") == Direction.C2S:
             self._exit_steps.append((float(event["t"]), "stdin closed"))
-        elif kind == Kind.SIGNAL:
+        elif kind == Kind.SIGNAL and not self._http:
+            # A proxy's signal is its own (wiretap stopping it), not the client's doing.
             self._exit_steps.append((float(event["t"]), str(event.get("signal"))))
         elif kind == Kind.EXIT:
             how = f"killed by {event['signal']}" if "signal" in event else f"exited with code {event.get('code')}"
