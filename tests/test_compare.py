@@ -86,3 +86,11 @@ def test_the_clients_identity_comes_from_its_handshake_and_sessions_shows_it(tmp
     (folder / "manifest.json").write_text(json.dumps(manifest))
     listed = wiretap("sessions", "--in", str(tmp_path / "sessions")).stdout
     assert "  gemini-cli-mcp-client 0.61.0  gemini -p hi  [exit 0]" in listed
+
+
+def test_the_shipped_client_comparison_is_what_compare_says_of_the_shipped_sessions() -> None:
+    clients = Path(__file__).resolve().parent.parent / "recordings" / "clients"
+    result = wiretap("compare", "-f", "markdown", *(str(clients / name) for name in ("claude-code", "codex", "gemini")))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout in (clients / "README.md").read_text()
+    assert "| answers elicitation | result: cancel | result: decline | error -32601 |" in result.stdout
