@@ -47,7 +47,7 @@ def test_codex_gets_overrides_replacing_each_server_and_loses_the_users_override
 
 def test_a_broken_codex_config_is_a_one_line_error(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text("[mcp_servers\n")
-    with pytest.raises(ConfigError, match="config.toml"):
+    with pytest.raises(ConfigError, match=r"config\.toml"):
         codex.discover(["codex"], tmp_path, {"CODEX_HOME": str(tmp_path)})
 
 
