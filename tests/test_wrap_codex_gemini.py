@@ -332,3 +332,16 @@ def test_compare_tabulates_claude_code_codex_and_gemini(
     assert rows["HTTP: DELETE on exit"] == ["no", "yes", "no"]
     assert rows["shutdown of a stdio server"][0].startswith("SIGINT")
     assert all(value.startswith("SIGTERM") for value in rows["shutdown of a stdio server"][1:])
+
+
+@pytest.mark.parametrize("client", ["codex", "gemini"])
+def test_two_runs_of_the_same_client_diff_clean(
+    client: str, http_server: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    first: Run = request.getfixturevalue(client)
+    again = codex_run(tmp_path, http_server, wrapped=True) if client == "codex" else gemini_run(tmp_path, http_server)
+    assert again.result.returncode == 0, again.describe()
+    result = subprocess.run(
+        [*WIRETAP, "diff", str(first.session), str(again.session)], capture_output=True, text=True, timeout=60
+    )
+    assert (result.returncode, result.stdout) == (0, "no difference in behaviour\n"), result.stdout + result.stderr
