@@ -26,6 +26,7 @@ A2A_SDK = ["a2a-sdk[http-server]==1.3.0", "uvicorn"]
 MITMPROXY = ["mitmproxy==11.0.2"]
 CLAUDE_CODE = ["@anthropic-ai/claude-code@2.1.332"]
 SERVER_EVERYTHING = ["@modelcontextprotocol/server-everything@2026.8.31"]
+CLAUDE_CODE_OLD = ["@anthropic-ai/claude-code@2.1.197"]
 CODEX = ["@openai/codex@0.171.0"]
 GEMINI_CLI = ["@google/gemini-cli@0.61.0"]
 
@@ -103,6 +104,12 @@ def server_everything() -> Path:
 def claude_code() -> Path:
     """The native Claude Code binary (npm does not run its postinstall here, and need not)."""
     modules = npm_peer("claude-code-2.1.332", CLAUDE_CODE)
+    return modules / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
+
+
+def claude_code_old() -> Path:
+    """Claude Code 2.1.197: the legacy handshake, a session over HTTP (to diff against 2.1.332)."""
+    modules = npm_peer("claude-code-2.1.197", CLAUDE_CODE_OLD)
     return modules / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
 
 

@@ -80,13 +80,13 @@ def _yes(value: bool) -> str:
 
 
 STDIO_ROWS: list[tuple[str, Callable[[Profile], str]]] = [
-    ("handshake", lambda p: " then ".join(p.handshake.attempts) or "none (straight to work)"),
+    ("handshake", lambda p: ", ".join(p.handshake.attempts) or "none (straight to work)"),
     ("protocol version", lambda p: p.handshake.protocol_version or NONE),
     ("era", lambda p: p.handshake.era),
     ("declared capabilities", _capabilities),
     ("_meta keys", _meta),
     ("id types", lambda p: ", ".join(p.handshake.id_types) or NONE),
-    ("key order", lambda p: " / ".join(p.handshake.key_order) or NONE),
+    ("key order", lambda p: " | ".join(p.handshake.key_order) or NONE),
     ("answers elicitation", _answers("elicitation/")),
     ("answers roots/list", _answers("roots/")),
     ("answers sampling", _answers("sampling/")),

@@ -89,7 +89,10 @@ def _handshake(a: Handshake, b: Handshake) -> list[str]:
         lines.append(f"_meta key added: {key}")
     for key in sorted(set(a.meta_keys) - set(b.meta_keys)):
         lines.append(f"_meta key removed: {key}")
-    return lines + _fields(a, b, ("meta_on", "id_types", "key_order"))
+    lines += _fields(a, b, ("meta_on", "id_types"))
+    if a.key_order != b.key_order:
+        lines.append(f"key order: {' | '.join(a.key_order) or 'n/a'} → {' | '.join(b.key_order) or 'n/a'}")
+    return lines
 
 
 def _sequence(a: Profile, b: Profile) -> list[str]:

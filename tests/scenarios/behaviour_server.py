@@ -1,10 +1,12 @@
 """An MCP stdio server (standard library only) that shows how a client behaves: the scenario for ``compare``.
 
-It speaks the session era only (``server/discover`` gets -32601, ``initialize`` gets the client's own
-protocol version back) and has one tool, ``echo``. Before answering a call it asks the client
-``roots/list`` and ``elicitation/create``, whatever the client declared, and answers the call once
-both were answered (or after ``ASK_TIMEOUT`` seconds), quoting the answers. ``SIGTERM`` and
-``SIGINT`` end it at once, as most servers end. ``--env-out FILE`` writes the names of its
+By default it speaks the session era only (``server/discover`` gets -32601, ``initialize`` gets the
+client's own protocol version back); ``--both-eras`` also answers ``server/discover`` for 2026-07-28.
+It has one tool, ``echo``. Before answering a call it asks the client ``roots/list`` (not with
+``--no-roots``) and ``elicitation/create``, whatever the client declared, and answers the call once
+both were answered (or after ``ASK_TIMEOUT`` seconds), quoting the answers; in the 2026-07-28 era the
+question is an ``input_required`` result instead, answered by a retry with ``inputResponses``. ``SIGTERM`` and
+``SIGINT`` end it at once, as most servers end (``--ignore-sigint``: SIGTERM only). ``--env-out FILE`` writes the names of its
 environment variables to FILE first.
 """
 
@@ -39,11 +41,31 @@ def send(message: dict[str, Any]) -> None:
 
 
 class Scenario:
-    def __init__(self) -> None:
+    def __init__(self, *, modern: bool = False, roots: bool = True) -> None:
         self.call: tuple[Any, str] | None = None
         self.asked: dict[str, Any] = {}
         self.deadline = 0.0
         self.asks = 0
+        self.serves_modern = modern
+        self.roots = roots
+        self.modern = False
+
+    def reply(self, mid: Any, result: dict[str, Any]) -> None:
+        send({"jsonrpc": "2.0", "id": mid, "result": {"resultType": "complete", **result} if self.modern else result})
+
+    def modern_call(self, mid: Any, params: dict[str, Any]) -> None:
+        """2026-07-28: the question comes back as an ``input_required`` result, the answer in a retry."""
+        text = str((params.get("arguments") or {}).get("text", ""))
+        answers = params.get("inputResponses")
+        if isinstance(answers, dict):
+            self.reply(
+                mid, {"content": [{"type": "text", "text": f"{text} (asked: {json.dumps(answers, sort_keys=True)})"}]}
+            )
+            return
+        ask = {"method": "elicitation/create", "params": {"mode": "form", **QUESTION}}
+        send(
+            {"jsonrpc": "2.0", "id": mid, "result": {"resultType": "input_required", "inputRequests": {"confirm": ask}}}
+        )
 
     def handle(self, message: dict[str, Any]) -> None:
         if "method" not in message:
@@ -52,7 +74,22 @@ class Scenario:
         method, params, mid = message["method"], message.get("params") or {}, message.get("id")
         if mid is None:
             return
-        if method == "initialize":
+        if method == "server/discover" and self.serves_modern:
+            self.modern = True
+            versions = {"supportedVersions": ["2026-07-28", "2025-11-25"], "capabilities": {"tools": {}}}
+            self.reply(mid, {**versions, "_meta": {"io.modelcontextprotocol/serverInfo": INFO}})
+        elif method == "subscriptions/listen" and self.modern:
+            meta = {"io.modelcontextprotocol/subscriptionId": mid}
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/subscriptions/acknowledged",
+                    "params": {"_meta": meta, "notifications": {}},
+                }
+            )
+        elif method == "tools/call" and self.modern:
+            self.modern_call(mid, params)
+        elif method == "initialize":
             version = params.get("protocolVersion", "2025-06-18")
             send(
                 {
@@ -62,21 +99,22 @@ class Scenario:
                 }
             )
         elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
+            self.reply(mid, {"tools": TOOLS})
         elif method == "tools/call" and self.call is None:
             self.call = (mid, str((params.get("arguments") or {}).get("text", "")))
             self.ask()
         elif method in ("ping", "resources/list", "prompts/list", "resources/templates/list"):
             key = method.split("/")[0]
-            send({"jsonrpc": "2.0", "id": mid, "result": {} if key == "ping" else {key: []}})
+            self.reply(mid, {} if key == "ping" else {key: []})
         else:
             send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": f"Method not found: {method}"}})
 
     def ask(self) -> None:
         self.asks += 1
-        self.asked = {f"roots-{self.asks}": None, f"elicit-{self.asks}": None}
+        self.asked = {f"elicit-{self.asks}": None} | ({f"roots-{self.asks}": None} if self.roots else {})
         self.deadline = time.monotonic() + ASK_TIMEOUT
-        send({"jsonrpc": "2.0", "id": f"roots-{self.asks}", "method": "roots/list"})
+        if self.roots:
+            send({"jsonrpc": "2.0", "id": f"roots-{self.asks}", "method": "roots/list"})
         send({"jsonrpc": "2.0", "id": f"elicit-{self.asks}", "method": "elicitation/create", "params": QUESTION})
 
     def answered(self, message: dict[str, Any]) -> None:
@@ -105,12 +143,13 @@ class Scenario:
 
 
 def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--env-out":
+    args = sys.argv[1:]
+    if "--env-out" in args:
         # What the client (or a tap in between) left of the environment: the names, one a line.
-        with open(sys.argv[2], "w") as f:
+        with open(args[args.index("--env-out") + 1], "w") as f:
             f.write("".join(f"{name}\n" for name in sorted(os.environ)))
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    scenario = Scenario()
+    signal.signal(signal.SIGINT, signal.SIG_IGN if "--ignore-sigint" in args else signal.SIG_DFL)
+    scenario = Scenario(modern="--both-eras" in args, roots="--no-roots" not in args)
     buffer = b""
     while True:
         ready, _, _ = select.select([sys.stdin.buffer], [], [], 0.2)

@@ -246,7 +246,7 @@ class Observer:
             else "some requests",
             id_types=tuple(sorted(self._id_types)),
             key_order=tuple(",".join(order) for order in self._key_orders[:4]),
-            attempts=tuple(f"{m} → {self._outcomes.get(k, 'no answer')}" for m, k, _ in self._attempts),
+            attempts=tuple(f"{m} ({self._outcomes.get(k, 'no answer')})" for m, k, _ in self._attempts),
         )
 
     def steps(self) -> tuple[Step, ...]:

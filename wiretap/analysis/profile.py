@@ -33,7 +33,7 @@ class Handshake:
     key_order: tuple[str, ...]
     """Each distinct key order of the client's requests, as ``method,params,jsonrpc,id``."""
     attempts: tuple[str, ...] = ()
-    """Handshake requests in order with their outcome, e.g. ``server/discover → -32601``."""
+    """Handshake requests in order with their outcome, e.g. ``server/discover (error -32601)``."""
 
 
 @dataclass(frozen=True)
