@@ -5,9 +5,9 @@ client's own protocol version back); ``--both-eras`` also answers ``server/disco
 It has one tool, ``echo``. Before answering a call it asks the client ``roots/list`` (not with
 ``--no-roots``) and ``elicitation/create``, whatever the client declared, and answers the call once
 both were answered (or after ``ASK_TIMEOUT`` seconds), quoting the answers; in the 2026-07-28 era the
-question is an ``input_required`` result instead, answered by a retry with ``inputResponses``. ``SIGTERM`` and
-``SIGINT`` end it at once, as most servers end (``--ignore-sigint``: SIGTERM only). ``--env-out FILE`` writes the names of its
-environment variables to FILE first.
+question is an ``input_required`` result instead, answered by a retry with ``inputResponses``.
+``SIGTERM`` and ``SIGINT`` end it at once, as most servers end (``--ignore-sigint``: SIGTERM only).
+``--env-out FILE`` writes the names of its environment variables to FILE first.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Run from the repository root (needs the real clients, as the slow tests install 
 ``python tests/scenarios/make_client_comparison.py``. Each client calls ``echo`` on the behaviour
 scenario server (stdio) and ``add`` on the MCP Python SDK's Streamable HTTP server, through wiretap;
 the three session folders land in recordings/clients/ with this machine's paths replaced, and
-recordings/clients/README.md shows ``wiretap compare`` over them.
+recordings/clients/README.md shows ``wiretap compare`` over them (``--readme-only``: just that).
 """
 
 from __future__ import annotations
@@ -36,7 +36,18 @@ def _scrub(folder: Path, replacements: dict[str, str]) -> None:
             path.unlink()
 
 
+def write_readme(names: list[str]) -> None:
+    table = subprocess.run(
+        [sys.executable, "-m", "wiretap", "compare", "--format", "markdown", *(str(OUT / n) for n in names)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    (OUT / "README.md").write_text(README.format(table=table))
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--readme-only"]:
+        write_readme(["claude-code", "codex", "gemini"])
+        return
     with tempfile.TemporaryDirectory(prefix="wiretap-clients-") as scratch:
         root = Path(scratch)
         (root / "http").mkdir()
@@ -61,11 +72,7 @@ def main() -> None:
                 str(peers.PEERS_DIR): "peers",
             }
             _scrub(OUT / name, replacements)
-        table = subprocess.run(
-            [sys.executable, "-m", "wiretap", "compare", "--format", "markdown", *(str(OUT / n) for n in runs)],
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
-        (OUT / "README.md").write_text(README.format(table=table))
+        write_readme(list(runs))
 
 
 README = """# Three MCP clients, one scenario
