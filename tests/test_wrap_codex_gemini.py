@@ -121,13 +121,15 @@ def _base_env(root: Path) -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k in keep} | {"HOME": str(root / "home"), "TMPDIR": str(temp)}
 
 
-def codex_run(root: Path, http_url: str, *, wrapped: bool, env_out: Path | None = None) -> Run:
+def codex_run(
+    root: Path, http_url: str, *, wrapped: bool, env_out: Path | None = None, flags: tuple[str, ...] = ()
+) -> Run:
     import peers
 
     home, project = root / "home" / ".codex", root / "project"
     home.mkdir(parents=True)
     project.mkdir()
-    server_args = [str(SCENARIO), *(["--env-out", str(env_out)] if env_out else [])]
+    server_args = [str(SCENARIO), *flags, *(["--env-out", str(env_out)] if env_out else [])]
     with FakeModelAPIs(SCRIPT) as api:
         (home / "config.toml").write_text(
             "\n".join(
@@ -345,3 +347,17 @@ def test_two_runs_of_the_same_client_diff_clean(
         [*WIRETAP, "diff", str(first.session), str(again.session)], capture_output=True, text=True, timeout=60
     )
     assert (result.returncode, result.stdout) == (0, "no difference in behaviour\n"), result.stdout + result.stderr
+
+
+def test_the_recording_is_complete_when_codex_sigkills_the_tap_of_a_server_that_outlives_sigterm(
+    http_server: str, tmp_path: Path
+) -> None:
+    """Codex sends SIGTERM, closes stdin, and SIGKILLs the tap 15-20 ms later: the tap's recorder must
+    still finish the recording (issue-10 makes the recorder outlive the relay)."""
+    run = codex_run(tmp_path, http_server, wrapped=True, flags=("--ignore-sigterm", "--linger"))
+    assert run.result.returncode == 0, run.describe()
+    events = run.recording("scenario")
+    assert [e["signal"] for e in events if e["kind"] == "signal"][:1] == ["SIGTERM"]
+    assert any(e["kind"] == "eof" and e["dir"] == "c2s" for e in events)
+    assert len(_tool_calls(run, "scenario")) == 1
+    assert events[-1]["kind"] == "end", f"the recording stops at {events[-1]}"

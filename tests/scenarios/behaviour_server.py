@@ -7,7 +7,8 @@ It has one tool, ``echo``. Before answering a call it asks the client ``roots/li
 both were answered (or after ``ASK_TIMEOUT`` seconds), quoting the answers; in the 2026-07-28 era the
 question is an ``input_required`` result instead, answered by a retry with ``inputResponses``.
 ``SIGTERM`` and ``SIGINT`` end it at once, as most servers end (``--ignore-sigint``: SIGTERM only).
-``--env-out FILE`` writes the names of its environment variables to FILE first.
+``--ignore-sigterm`` ignores SIGTERM too, ``--linger`` stays ``LINGER`` seconds after its stdin
+closed: a server only SIGKILL ends. ``--env-out FILE`` writes its environment's names to FILE first.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Any
 
 INFO = {"name": "wiretap-behaviour-scenario", "version": "1.0.0"}
 ASK_TIMEOUT = 5.0
+LINGER = 10.0
+"""With ``--linger``: how long it stays after its stdin closed (bounded, so a test leaves nothing behind)."""
 TOOLS = [
     {
         "name": "echo",
@@ -149,6 +152,9 @@ def main() -> None:
         with open(args[args.index("--env-out") + 1], "w") as f:
             f.write("".join(f"{name}\n" for name in sorted(os.environ)))
     signal.signal(signal.SIGINT, signal.SIG_IGN if "--ignore-sigint" in args else signal.SIG_DFL)
+    if "--ignore-sigterm" in args:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    linger = "--linger" in args
     scenario = Scenario(modern="--both-eras" in args, roots="--no-roots" not in args)
     buffer = b""
     while True:
@@ -158,6 +164,8 @@ def main() -> None:
             continue
         chunk = sys.stdin.buffer.read1(65536)
         if not chunk:
+            if linger:
+                time.sleep(LINGER)
             return
         buffer += chunk
         while b"\n" in buffer:
