@@ -16,6 +16,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,7 +173,7 @@ def codex_run(
         return Run(root, session, result, list(api.outputs), before, root / "tmp")
 
 
-def gemini_run(root: Path, http_url: str) -> Run:
+def gemini_run(root: Path, http_url: str, flags: tuple[str, ...] = ()) -> Run:
     import peers
 
     home, project = root / "home" / ".gemini", root / "project"
@@ -182,7 +183,7 @@ def gemini_run(root: Path, http_url: str) -> Run:
         settings = {
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "mcpServers": {
-                "scenario": {"command": sys.executable, "args": [str(SCENARIO)], "trust": True},
+                "scenario": {"command": sys.executable, "args": [str(SCENARIO), *flags], "trust": True},
                 "web": {"httpUrl": http_url, "trust": True},
             },
         }
@@ -361,3 +362,19 @@ def test_the_recording_is_complete_when_codex_sigkills_the_tap_of_a_server_that_
     assert any(e["kind"] == "eof" and e["dir"] == "c2s" for e in events)
     assert len(_tool_calls(run, "scenario")) == 1
     assert events[-1]["kind"] == "end", f"the recording stops at {events[-1]}"
+
+
+def test_a_server_gemini_leaves_behind_is_recorded_to_its_end_and_shown_orphaned(
+    http_server: str, tmp_path: Path
+) -> None:
+    """Gemini sends SIGTERM to the tap alone, closes stdin later, never SIGKILLs and does not wait."""
+    run = gemini_run(tmp_path, http_server, flags=("--ignore-sigterm", "--linger"))
+    assert run.result.returncode == 0, run.describe()
+    recording = run.session / "scenario.jsonl"
+    deadline = time.monotonic() + 30
+    while b'"kind":"end"' not in recording.read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    profile = run.profile("scenario")
+    assert profile.shutdown.recording_complete and profile.shutdown.server == "exited with code 0"
+    assert profile.shutdown.order[0] == "SIGTERM" and "SIGKILL" not in " ".join(profile.shutdown.order)
+    assert profile.shutdown.orphaned is True

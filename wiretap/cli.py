@@ -285,6 +285,7 @@ def config_snippet(
 ) -> None:
     """Print the config snippet that routes a server through wiretap for a desktop CLIENT; edits no file.
 
+    \b
     wiretap config cursor --name files -- npx -y @modelcontextprotocol/server-filesystem ~/notes
     wiretap config vscode --name web --url https://example.com/mcp
     """

@@ -23,7 +23,7 @@ from typing import Any
 
 INFO = {"name": "wiretap-behaviour-scenario", "version": "1.0.0"}
 ASK_TIMEOUT = 5.0
-LINGER = 10.0
+LINGER = 3.0
 """With ``--linger``: how long it stays after its stdin closed (bounded, so a test leaves nothing behind)."""
 TOOLS = [
     {
