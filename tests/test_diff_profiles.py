@@ -196,3 +196,35 @@ def test_a_modern_clients_ids_meta_and_answer_by_retry_are_named(tmp_path: Path)
         "- elicitation/create: result: decline",
     ]
     assert "+→ tools/call +inputResponses" in sections["method sequence"]
+
+
+def test_the_report_says_how_the_client_stopped_its_server(tmp_path: Path) -> None:
+    sigkilled = stdio_run(
+        shutdown=(
+            (2.0, {"kind": "signal", "signal": "SIGTERM", "signum": 15, "forwarded": True}),
+            (2.001, {"kind": "eof", "dir": "c2s"}),
+        )
+    )[:-1]  # the relay was killed: no closing line
+    result = wiretap("report", "--format", "json", str(write(tmp_path / "a.jsonl", sigkilled)))
+    shutdown = json.loads(result.stdout)["verdicts"]["shutdown"]
+    assert shutdown["order"] == ["SIGTERM + stdin closed"] and shutdown["recording_complete"] is False
+    assert shutdown["verdict"].startswith("How the client left: SIGTERM + stdin closed.")
+    assert "the recorder was killed" in shutdown["verdict"]
+    gemini_like = session(
+        tmp_path / "s",
+        {
+            "x": stdio_run(
+                shutdown=(
+                    (2.0, {"kind": "signal", "signal": "SIGTERM", "signum": 15, "forwarded": True}),
+                    (2.017, {"kind": "eof", "dir": "c2s"}),
+                    (5.0, {"kind": "exit", "status": 0, "code": 0}),
+                )
+            )
+        },
+        exited=2.02,
+    )
+    text = wiretap("report", str(gemini_like)).stdout
+    assert (
+        "How the client left: SIGTERM, then stdin closed 17 ms later. The server exited with code 0, "
+        "3000 ms after the first step. It outlived the client (left orphaned)." in " ".join(text.split())
+    )

@@ -27,7 +27,8 @@ from claude import offline_env, write_mcp_config
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 from scenarios.fake_model_apis import Call, FakeModelAPIs
 
-from wiretap.analysis.profile import Profile, profile_recording
+from wiretap.analysis.profile import Profile
+from wiretap.profiling import profile_recording
 from wiretap.recording.reader import read_all
 
 pytestmark = pytest.mark.slow

@@ -7,13 +7,10 @@ JSON (tasks, questions, cancel on exit). ``diff`` compares two profiles and ``co
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from wiretap.analysis.observe import Observer
-from wiretap.analysis.report import report_recording
 from wiretap.model import Event
-from wiretap.recording.reader import open_recording
 
 
 @dataclass(frozen=True)
@@ -202,20 +199,3 @@ class ProfileBuilder:
             findings=_findings(report),
             latency=_latency(report),
         )
-
-
-def profile_recording(path: Path, *, client_exited_monotonic: float | None = None) -> Profile:
-    """One recording's profile. Raises NotARecording / OSError."""
-    report = report_recording(path, client_exited_monotonic=client_exited_monotonic)
-    builder = ProfileBuilder()
-    with open_recording(path) as reader:
-        for event in reader.events():
-            builder.feed(event)
-        header = reader.header
-    origin = header.get("monotonic_origin")
-    exited = (
-        client_exited_monotonic - origin
-        if client_exited_monotonic is not None and isinstance(origin, int | float)
-        else None
-    )
-    return builder.profile(header, report, client_exited=exited)
