@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.analysis.profile import Profile, ProfileBuilder
-from wiretap.analysis.report import report_recording
-from wiretap.recording.reader import open_recording
+from wiretap.analysis.report import analyse
 from wiretap.sessions import open_session
 
 
@@ -55,17 +54,6 @@ def load(path: Path) -> Source:
 
 
 def profile_recording(path: Path, *, client_exited_monotonic: float | None = None) -> Profile:
-    """One recording's profile. Raises NotARecording / OSError."""
-    report = report_recording(path, client_exited_monotonic=client_exited_monotonic)
-    builder = ProfileBuilder()
-    with open_recording(path) as reader:
-        for event in reader.events():
-            builder.feed(event)
-        header = reader.header
-    origin = header.get("monotonic_origin")
-    exited = (
-        client_exited_monotonic - origin
-        if client_exited_monotonic is not None and isinstance(origin, int | float)
-        else None
-    )
-    return builder.profile(header, report, client_exited=exited)
+    """One recording's profile, from the report's single pass over it. Raises NotARecording / OSError."""
+    report, analysis, header = analyse(path, client_exited_monotonic=client_exited_monotonic)
+    return ProfileBuilder(analysis.observer).profile(header, report, client_exited=analysis.client_exited)

@@ -173,10 +173,10 @@ def _latency(report: dict[str, Any]) -> tuple[Latency, ...]:
 
 
 class ProfileBuilder:
-    """Feed a recording's events, then ``profile(header, report)``."""
+    """Feed a recording's events, then ``profile(header, report)``; or hand it the report's own observer."""
 
-    def __init__(self) -> None:
-        self.observer = Observer()
+    def __init__(self, observer: Observer | None = None) -> None:
+        self.observer = observer or Observer()
 
     def feed(self, event: Event) -> None:
         self.observer.feed(event)

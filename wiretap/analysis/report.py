@@ -19,6 +19,7 @@ from wiretap.analysis.shutdown import shutdown_verdict
 from wiretap.analysis.stats import Distribution
 from wiretap.analysis.tasks import Task, TaskTracker
 from wiretap.analysis.traffic import Traffic
+from wiretap.model import Event
 from wiretap.recording.reader import open_recording
 
 REPORT_FORMAT = 1
@@ -332,6 +333,11 @@ def report_recording(path: Path, *, client_exited_monotonic: float | None = None
     ``client_exited_monotonic``: the client's exit from a session manifest, on the machine's monotonic
     clock; it counts when it comes before every sign of leaving in the traffic.
     """
+    return analyse(path, client_exited_monotonic=client_exited_monotonic)[0]
+
+
+def analyse(path: Path, *, client_exited_monotonic: float | None = None) -> tuple[dict[str, Any], Analysis, Event]:
+    """The report, the analysis behind it (for a behaviour profile: the same single pass) and the header."""
     analysis = Analysis()
     with open_recording(path) as reader:
         for event in reader.events():
@@ -340,4 +346,4 @@ def report_recording(path: Path, *, client_exited_monotonic: float | None = None
         if client_exited_monotonic is not None and isinstance(origin, int | float):
             analysis.exits.manifest_exit(client_exited_monotonic - origin, "the client exited (session manifest)")
             analysis.client_exited = client_exited_monotonic - origin
-        return analysis.report(reader.header, str(path), len(reader.skipped.lines))
+        return analysis.report(reader.header, str(path), len(reader.skipped.lines)), analysis, reader.header
