@@ -104,3 +104,9 @@ def test_gemini_gets_a_private_home_mirroring_the_users_and_the_users_files_surv
     launch.cleanup()
     assert not home.exists()
     assert {p: p.read_bytes() for p in user.rglob("*") if p.is_file()} == before
+
+
+def test_gemini_in_the_home_folder_is_refused_with_the_reason(tmp_path: Path) -> None:
+    env = _gemini_home(tmp_path, {"mcpServers": {"files": {"command": "srv"}}})
+    with pytest.raises(ConfigError, match="home folder"):
+        gemini.discover(["gemini"], tmp_path / "home", env)

@@ -93,6 +93,12 @@ def _allowed_names(argv: list[str]) -> set[str] | None:
 
 
 def discover(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Discovery:
+    if (cwd / GEMINI_DIR).resolve() == _user_dir(env).resolve():
+        # Gemini reads the home folder's settings as a workspace's when it runs elsewhere than HOME: with
+        # a private home, the user's unwrapped entries would outrank the wrapped ones.
+        raise ConfigError(
+            "wiretap cannot wrap Gemini's servers when it runs in your home folder; cd to a project first"
+        )
     system_path = system_settings_path(env)
     system = _read_json(system_path) if _secure_system_file(system_path) else {}
     user = _read_json(_user_dir(env) / "settings.json")
