@@ -228,3 +228,25 @@ def test_the_report_says_how_the_client_stopped_its_server(tmp_path: Path) -> No
         "How the client left: SIGTERM, then stdin closed 17 ms later. The server exited with code 0, "
         "3000 ms after the first step. It outlived the client (left orphaned)." in " ".join(text.split())
     )
+
+
+def test_shutdown_steps_a_few_milliseconds_apart_may_come_in_either_order_or_together(tmp_path: Path) -> None:
+    def run(signal_at: float, eof_at: float) -> Events:
+        return stdio_run(
+            shutdown=(
+                (signal_at, {"kind": "signal", "signal": "SIGTERM", "signum": 15, "forwarded": True}),
+                (eof_at, {"kind": "eof", "dir": "c2s"}),
+                (2.05, {"kind": "exit", "status": 143, "signal": "SIGTERM", "signum": 15}),
+            )
+        )
+
+    together = write(tmp_path / "a.jsonl", run(2.0, 2.001))
+    for n, (signal_at, eof_at) in enumerate([(2.0, 2.008), (2.009, 2.0)]):
+        other = write(tmp_path / f"b{n}.jsonl", run(signal_at, eof_at))
+        assert wiretap("diff", str(together), str(other)).returncode == 0
+    late = wiretap("diff", str(together), str(write(tmp_path / "c.jsonl", run(2.0, 2.4))))
+    assert late.returncode == 1
+    assert (
+        "order: SIGTERM + stdin closed, server killed by SIGTERM → SIGTERM, server killed by SIGTERM, stdin closed"
+        in late.stdout
+    )

@@ -129,15 +129,37 @@ def _http(a: HttpTraits | None, b: HttpTraits | None) -> list[str]:
     return _fields(a, b, names)
 
 
+def _timed(shutdown: Shutdown) -> dict[str, float]:
+    """Each step (a group split into its parts; a repeated one numbered) and when it came."""
+    seen: dict[str, int] = {}
+    timed: dict[str, float] = {}
+    for step in shutdown.steps:
+        for part in step.what.split(" + "):
+            seen[part] = seen.get(part, 0) + 1
+            timed[part if seen[part] == 1 else f"{part} #{seen[part]}"] = step.after
+    return timed
+
+
+def _apart(x: float, y: float) -> bool:
+    floor, share = DELAY_TOLERANCE
+    return abs(x - y) > max(floor, share * max(x, y))
+
+
 def _shutdown(a: Shutdown, b: Shutdown) -> list[str]:
-    lines = []
-    if a.order != b.order:
-        lines.append(f"order: {_value(a.order) or 'nothing'} → {_value(b.order) or 'nothing'}")
+    """The same steps in the same order, each at about the same delay. Steps that came within the delay
+    tolerance of each other may swap: which reached the tap first is a race, not a behaviour."""
+    ta, tb = _timed(a), _timed(b)
+    swapped = set(ta) == set(tb) and any(
+        (ta[x] - ta[y]) * (tb[x] - tb[y]) < 0 and (_apart(ta[x], ta[y]) or _apart(tb[x], tb[y])) for x in ta for y in ta
+    )
+    if set(ta) != set(tb) or swapped:
+        lines = [f"order: {_value(a.order) or 'nothing'} → {_value(b.order) or 'nothing'}"]
     else:
-        floor, share = DELAY_TOLERANCE
-        for x, y in zip(a.steps, b.steps, strict=True):
-            if abs(x.after - y.after) > max(floor, share * max(x.after, y.after)):
-                lines.append(f"{x.what}: {x.after * 1000:.0f} ms → {y.after * 1000:.0f} ms after the first step")
+        lines = [
+            f"{step}: {ta[step] * 1000:.0f} ms → {tb[step] * 1000:.0f} ms after the first step"
+            for step in ta
+            if _apart(ta[step], tb[step])
+        ]
     return lines + _fields(a, b, ("server", "recording_complete", "orphaned"))
 
 
