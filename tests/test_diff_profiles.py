@@ -250,3 +250,24 @@ def test_shutdown_steps_a_few_milliseconds_apart_may_come_in_either_order_or_tog
         "order: SIGTERM + stdin closed, server killed by SIGTERM → SIGTERM, server killed by SIGTERM, stdin closed"
         in late.stdout
     )
+
+
+def test_a_stdin_close_the_tap_may_not_have_seen_as_its_server_ended_is_no_difference(tmp_path: Path) -> None:
+    def run(*eof: float) -> Events:
+        steps = [(2.0, {"kind": "signal", "signal": "SIGTERM", "signum": 15, "forwarded": True})]
+        steps += [(t, {"kind": "eof", "dir": "c2s"}) for t in eof]
+        return stdio_run(shutdown=(*steps, (2.002, {"kind": "exit", "status": 143, "signal": "SIGTERM", "signum": 15})))
+
+    seen = write(tmp_path / "a.jsonl", run(2.0005))
+    assert wiretap("diff", str(seen), str(write(tmp_path / "b.jsonl", run()))).returncode == 0
+    early = stdio_run(
+        shutdown=(
+            (1.5, {"kind": "eof", "dir": "c2s"}),
+            (2.0, {"kind": "signal", "signal": "SIGTERM", "signum": 15, "forwarded": True}),
+            (2.002, {"kind": "exit", "status": 143, "signal": "SIGTERM", "signum": 15}),
+        )
+    )
+    assert (
+        wiretap("diff", str(write(tmp_path / "c.jsonl", early)), str(write(tmp_path / "d.jsonl", run()))).returncode
+        == 1
+    )
