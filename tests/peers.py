@@ -26,6 +26,9 @@ A2A_SDK = ["a2a-sdk[http-server]==1.3.0", "uvicorn"]
 MITMPROXY = ["mitmproxy==11.0.2"]
 CLAUDE_CODE = ["@anthropic-ai/claude-code@2.1.332"]
 SERVER_EVERYTHING = ["@modelcontextprotocol/server-everything@2026.8.31"]
+CLAUDE_CODE_OLD = ["@anthropic-ai/claude-code@2.1.197"]
+CODEX = ["@openai/codex@0.171.0"]
+GEMINI_CLI = ["@google/gemini-cli@0.61.0"]
 
 
 @contextmanager
@@ -104,6 +107,21 @@ def claude_code() -> Path:
     return modules / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
 
 
+def claude_code_old() -> Path:
+    """Claude Code 2.1.197: the legacy handshake, a session over HTTP (to diff against 2.1.332)."""
+    modules = npm_peer("claude-code-2.1.197", CLAUDE_CODE_OLD)
+    return modules / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
+
+
+def codex() -> Path:
+    """OpenAI Codex CLI's launcher (it runs the native binary inside the package)."""
+    return npm_peer("codex-0.171.0", CODEX) / ".bin" / "codex"
+
+
+def gemini_cli() -> Path:
+    return npm_peer("gemini-cli-0.61.0", GEMINI_CLI) / ".bin" / "gemini"
+
+
 if __name__ == "__main__":
     for build in (
         mcp_sdk,
@@ -114,5 +132,7 @@ if __name__ == "__main__":
         a2a_sdk,
         mitmproxy,
         server_everything,
+        codex,
+        gemini_cli,
     ):
         print(build())

@@ -142,7 +142,7 @@ def test_a_plain_folder_is_status_2_with_a_clear_reason_for_every_command(tmp_pa
     assert one_error("show", folder) == (2, not_a_session)
     assert one_error("report", folder) == (2, not_a_session)
     assert one_error("check", folder, "--expect", DEMO_EXPECT) == (2, not_a_session)
-    assert one_error("diff", folder, DEMO) == (2, f"{folder}: a folder, not a recording")
+    assert one_error("diff", folder, DEMO) == (2, not_a_session)
     assert one_error("export", folder) == (2, f"{folder}: is a folder, not a file")
 
 
@@ -152,7 +152,7 @@ def test_a_session_folder_is_read_where_it_makes_sense_and_named_where_it_does_n
     assert run("show", session)[0] == 0
     assert run("export", session, "--format", "html")[0] == 0
     files = f"{session / 'demo.jsonl'}, {session / 'other.jsonl'}"
-    assert one_error("diff", session, DEMO) == (2, f"{session}: a session folder; name one of its recordings ({files})")
+    assert run("diff", session, session)[0] == 0
     assert one_error("export", session, "--format", "svg") == (
         2,
         f"{session} is a session folder: export one of its recordings as svg ({files})",

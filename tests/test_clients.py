@@ -117,9 +117,9 @@ def test_a_stdio_server_is_run_through_the_tap_with_its_entry_as_configured(
 
 def test_an_unknown_client_gets_advice_instead_of_a_guess() -> None:
     with pytest.raises(UnknownClient, match="wiretap tap --"):
-        client_for("codex")
+        client_for("cursor-agent")
     result = subprocess.run(
-        [sys.executable, "-m", "wiretap", "--", "codex", "exec"], capture_output=True, text=True, timeout=30
+        [sys.executable, "-m", "wiretap", "--", "cursor-agent", "-p"], capture_output=True, text=True, timeout=30
     )
-    assert result.returncode == 2 and "does not know where 'codex' keeps its MCP servers" in result.stderr
+    assert result.returncode == 2 and "does not know where 'cursor-agent' keeps its MCP servers" in result.stderr
     assert "Traceback" not in result.stderr

@@ -566,6 +566,7 @@ def test_the_session_records_each_servers_handshake_tool_list_and_tool_call(proj
 def test_the_manifest_describes_the_run(project: ProjectScenario) -> None:
     manifest = project.session.manifest
     assert manifest["kind"] == "wiretap-session" and manifest["client"] == "Claude Code"
+    assert manifest["client_info"] == {"name": "claude-code", "version": "2.1.332"}
     assert manifest["client_argv"] == project.argv
     assert Path(manifest["cwd"]) == project.project
     assert manifest["running"] is False
@@ -662,7 +663,7 @@ def test_sessions_lists_the_session_and_show_and_report_read_it(project: Project
     for out in (listed, elsewhere):
         [line] = out.splitlines()
         assert folder.name in line and project.session.manifest["started"] in line
-        assert "[exit 0]" in line
+        assert "[exit 0]" in line and "  claude-code 2.1.332  " in line
         for server in project.session.manifest["servers"]:
             assert f"{server['name']} ({server['messages']} msgs)" in line
     shown = subprocess.run(

@@ -6,7 +6,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -16,11 +16,14 @@ from wiretap.export.command import export
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
 from wiretap.replay.cli import replay
-from wiretap.sessions import is_session, one_recording, open_session, recent_sessions
+from wiretap.sessions import is_session, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
 from wiretap.ui.beside import proxy_with_ui, start_ui_beside
 from wiretap.ui.command import ui
+
+if TYPE_CHECKING:
+    from wiretap.profiling import Source
 
 
 class Wiretap(click.Group):
@@ -263,18 +266,93 @@ def check(recording: Path, expectations: Path) -> None:
 @cli.command()
 @click.argument("a", type=click.Path(path_type=Path, readable=False))
 @click.argument("b", type=click.Path(path_type=Path, readable=False))
-def diff(a: Path, b: Path) -> None:
-    """Compare two recordings by behaviour; exit 1 when they differ."""
+@click.option(
+    "--format", "-f", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True
+)
+def diff(a: Path, b: Path, fmt: str) -> None:
+    """Compare two recordings or session folders by behaviour; exit 0 same, 1 different, 2 bad input."""
     from wiretap.diffing import diff as compare
+    from wiretap.render.diff import RENDERERS
 
-    result = compare(one_recording(a), one_recording(b))
-    for title, lines in {**result.sections, **result.notes}.items():
-        if lines:
-            click.echo(f"== {title}" + (" (for information)" if title in result.notes else ""))
-            for line in lines:
-                click.echo(f"  {line}")
-    click.echo("the recordings behave differently" if result.differs else "no difference in behaviour")
+    result = compare(*_sources(a, b))
+    try:
+        RENDERERS[fmt](result, sys.stdout)
+    except BrokenPipeError:
+        quiet_broken_pipe()
     sys.exit(1 if result.differs else 0)
+
+
+@cli.command()
+@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--format", "-f", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True
+)
+def compare(sources: tuple[Path, ...], fmt: str) -> None:
+    """Tabulate clients' behaviour side by side: a column per SESSION or RECORDING, a row per behaviour."""
+    from wiretap.comparing import compare as tabulate
+    from wiretap.render.compare import RENDERERS
+
+    result = tabulate(_sources(*sources))
+    try:
+        RENDERERS[fmt](result, sys.stdout)
+    except BrokenPipeError:
+        quiet_broken_pipe()
+
+
+@cli.command("config")
+@click.argument("client", type=click.Choice(["claude-desktop", "cursor", "vscode"]))
+@click.option("--name", "-n", required=True, help="The server's name in the client's config.")
+@click.option("--url", help="An HTTP server's URL (routed through 'wiretap proxy').")
+@click.option("--listen", default="127.0.0.1:8765", show_default=True, help="Where that proxy listens.")
+@click.option("--env", "-e", "env", multiple=True, help="KEY=VALUE for a stdio server's environment (repeatable).")
+@click.option(
+    "--out", "-o", type=click.Path(path_type=Path), help="Where recordings go (default: ~/wiretap-recordings)."
+)
+@click.argument("server", nargs=-1, type=click.UNPROCESSED)
+def config_snippet(
+    client: str,
+    name: str,
+    url: str | None,
+    listen: str,
+    env: tuple[str, ...],
+    out: Path | None,
+    server: tuple[str, ...],
+) -> None:
+    """Print the config snippet that routes a server through wiretap for a desktop CLIENT; edits no file.
+
+    \b
+    wiretap config cursor --name files -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+    wiretap config vscode --name web --url https://example.com/mcp
+    """
+    import json
+
+    from wiretap.desktop import NotSupported, http_snippet, stdio_snippet
+
+    folder = (out or Path.home() / "wiretap-recordings").expanduser().resolve()
+    pairs = dict(item.split("=", 1) for item in env if "=" in item)
+    try:
+        if bool(url) == bool(server):
+            raise NotSupported("give either --url URL or -- COMMAND [ARGS...], not both or neither")
+        if len(pairs) != len(env):
+            raise NotSupported(f"--env takes KEY=VALUE, not {next(e for e in env if '=' not in e)!r}")
+        snippet = (
+            http_snippet(client, name, url, listen, folder)
+            if url
+            else stdio_snippet(client, name, list(server), pairs, folder)
+        )
+    except NotSupported as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(2)
+    click.echo(json.dumps(snippet.config, indent=2))
+    for note in snippet.notes:
+        click.echo(f"# {note}", err=True)
+
+
+def _sources(*paths: Path) -> list[Source]:
+    """Recordings or session folders as profiles; a bad one is a one-line error and exit status 2."""
+    from wiretap.profiling import load
+
+    return [load(path) for path in paths]
 
 
 @cli.command()

@@ -14,14 +14,15 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from wiretap.analysis.identity import client_identity
 from wiretap.clients import client_for
+from wiretap.clients.launch import Launch
 from wiretap.clients.servers import Server
 from wiretap.errors import BadInput, ExitStatus
 from wiretap.model import utc_iso_ms
@@ -135,13 +136,6 @@ def wrap_servers(servers: list[Server], folder: Path) -> tuple[list[Wrapped], li
     return wrapped, skipped
 
 
-def _write_private_json(data: Any) -> Path:
-    fd, name = tempfile.mkstemp(prefix="wiretap-mcp-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=2)
-    return Path(name)
-
-
 def recordings_of(first: Path) -> list[Path]:
     """A server's recordings: a client that starts it again gets NAME.1.jsonl, NAME.2.jsonl…"""
     found = [first] if first.exists() else []
@@ -203,22 +197,23 @@ class Session:
         }
 
     def run(self, stderr: IO[str] = sys.stderr) -> int:
-        config_path: Path | None = None
+        launch: Launch | None = None
         try:
             self.wrapped, skipped = wrap_servers(self.discovery.servers, self.folder)
             self.skipped += skipped
-            config_path = _write_private_json({"mcpServers": {w.server.name: w.entry for w in self.wrapped}})
+            launch = self.client.launch(self.discovery, {w.server.name: w.entry for w in self.wrapped})
             self._write_manifest(running=True)
-            returncode = self._run_client(self.client.launch_argv(self.discovery.client_argv, config_path))
+            returncode = self._run_client(launch.argv, launch.env)
         finally:
             self._stop_proxies()
-            if config_path is not None:
-                config_path.unlink(missing_ok=True)
+            if launch is not None:
+                launch.cleanup()
+            self._identify_client()
             self._write_manifest(running=False)
         self._summary(stderr)
         return returncode
 
-    def _run_client(self, argv: list[str]) -> int:
+    def _run_client(self, argv: list[str], env: dict[str, str] | None = None) -> int:
         # Ctrl-C and Ctrl-\ reach the client from the terminal; we only pass on what is sent to us alone.
         # A no-op handler, not SIG_IGN: an ignored signal would stay ignored in the client.
         previous = {s: signal.signal(s, _let_the_client_handle_it) for s in (signal.SIGINT, signal.SIGQUIT)}
@@ -226,7 +221,7 @@ class Session:
         self.manifest["client_started"] = round(client_started - self.started_monotonic, 6)
         self.manifest["client_started_monotonic"] = round(client_started, 6)
         try:
-            proc = subprocess.Popen(argv)
+            proc = subprocess.Popen(argv, env={**os.environ, **env} if env else None)
         except OSError as exc:
             self.manifest["client_error"] = str(exc)
             raise ClientNotStarted(argv[0], exc) from exc
@@ -258,6 +253,14 @@ class Session:
                     wrapped.proxy.wait()
                 if wrapped.proxy.stdout is not None:
                     wrapped.proxy.stdout.close()
+
+    def _identify_client(self) -> None:
+        """The client's name and version as its handshake gave them (what the user ran, not what we guess)."""
+        for wrapped in self.wrapped:
+            for recording in recordings_of(wrapped.recording):
+                if (identity := client_identity(recording)) is not None:
+                    self.manifest["client_info"] = identity
+                    return
 
     def _write_manifest(self, *, running: bool) -> None:
         self.manifest["running"] = running

@@ -79,7 +79,10 @@ class SessionFolder:
         servers = (
             ", ".join(f"{s['name']} ({s.get('messages', '?')} msgs)" for s in m.get("servers", [])) or "no servers"
         )
-        return f"{self.path}  {m.get('started', '?')}  {' '.join(m.get('client_argv', []))[:60]}  [{status}]  {servers}"
+        info = m.get("client_info") or {}
+        client = f"{info.get('name', '?')} {info.get('version', '')}".strip() if info else m.get("client", "?")
+        argv = " ".join(m.get("client_argv", []))[:60]
+        return f"{self.path}  {m.get('started', '?')}  {client}  {argv}  [{status}]  {servers}"
 
 
 def _epoch(stamp: object) -> float | None:

@@ -13,10 +13,13 @@ from typing import Any
 from wiretap.analysis.conversation import Conversation, Message
 from wiretap.analysis.exits import ExitWatch
 from wiretap.analysis.findings import Findings
+from wiretap.analysis.observe import Observer
 from wiretap.analysis.questions import Question, QuestionLog, measure, task_questions, touches
+from wiretap.analysis.shutdown import shutdown_verdict
 from wiretap.analysis.stats import Distribution
 from wiretap.analysis.tasks import Task, TaskTracker
 from wiretap.analysis.traffic import Traffic
+from wiretap.model import Event
 from wiretap.recording.reader import open_recording
 
 REPORT_FORMAT = 1
@@ -79,11 +82,15 @@ class Analysis:
         self.questions = QuestionLog()
         self.exits = ExitWatch()
         self.traffic = Traffic()
+        self.observer = Observer()
+        self.client_exited: float | None = None
+        """From a session manifest, on the recording's clock."""
         self.events = 0
 
     def feed(self, event: dict[str, Any]) -> None:
         self.events += 1
         self.exits.feed(event)
+        self.observer.feed(event)
         self.traffic.feed_event(event)
         for item in self.conversation.feed(event):
             if isinstance(item, Message):
@@ -123,6 +130,7 @@ class Analysis:
                 "poll_intervals": self._poll_verdict(tasks, questions, end),
                 "cancel_on_exit": self._cancel_verdict(task_rows),
                 "elicitation_gaps": self._question_verdict(questions),
+                "shutdown": shutdown_verdict(self.observer.shutdown(self.client_exited)),
             },
             "findings": [f.as_dict() for f in self.findings.all()],
         }
@@ -325,6 +333,11 @@ def report_recording(path: Path, *, client_exited_monotonic: float | None = None
     ``client_exited_monotonic``: the client's exit from a session manifest, on the machine's monotonic
     clock; it counts when it comes before every sign of leaving in the traffic.
     """
+    return analyse(path, client_exited_monotonic=client_exited_monotonic)[0]
+
+
+def analyse(path: Path, *, client_exited_monotonic: float | None = None) -> tuple[dict[str, Any], Analysis, Event]:
+    """The report, the analysis behind it (for a behaviour profile: the same single pass) and the header."""
     analysis = Analysis()
     with open_recording(path) as reader:
         for event in reader.events():
@@ -332,4 +345,5 @@ def report_recording(path: Path, *, client_exited_monotonic: float | None = None
         origin = reader.header.get("monotonic_origin")
         if client_exited_monotonic is not None and isinstance(origin, int | float):
             analysis.exits.manifest_exit(client_exited_monotonic - origin, "the client exited (session manifest)")
-        return analysis.report(reader.header, str(path), len(reader.skipped.lines))
+            analysis.client_exited = client_exited_monotonic - origin
+        return analysis.report(reader.header, str(path), len(reader.skipped.lines)), analysis, reader.header

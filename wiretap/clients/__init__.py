@@ -1,6 +1,7 @@
 """MCP clients whose configuration wiretap can read: one module per client, found by its command name.
 
-A client module provides ``discover(argv, cwd, env) -> Discovery`` and ``launch_argv(argv, config_path)``.
+A client module provides ``NAME``, ``discover(argv, cwd, env) -> Discovery`` and
+``launch(discovery, entries) -> Launch`` (entries: each wrapped server's entry, by name).
 """
 
 from __future__ import annotations
@@ -8,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from wiretap.clients import claude_code
+from wiretap.clients import claude_code, codex, gemini
 from wiretap.errors import BadInput
 
-CLIENTS: dict[str, ModuleType] = {"claude": claude_code}
+CLIENTS: dict[str, ModuleType] = {"claude": claude_code, "codex": codex, "gemini": gemini}
 
 
 class UnknownClient(BadInput):

@@ -15,14 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wiretap.clients.servers import Server, expand_all
-from wiretap.errors import BadInput
+from wiretap.clients.launch import Launch, private_json
+from wiretap.clients.servers import ConfigError, Server, expand_all
 
 NAME = "Claude Code"
-
-
-class ConfigError(BadInput):
-    pass
 
 
 @dataclass
@@ -143,3 +139,9 @@ def discover(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Discovery:
 def launch_argv(client_argv: list[str], config_path: Path) -> list[str]:
     """The client's command with our generated config as its only MCP config."""
     return [client_argv[0], "--mcp-config", str(config_path), "--strict-mcp-config", *client_argv[1:]]
+
+
+def launch(discovery: Discovery, entries: dict[str, dict[str, Any]]) -> Launch:
+    """A private config holding the wrapped servers, given as the only MCP config."""
+    config = private_json({"mcpServers": entries})
+    return Launch(launch_argv(discovery.client_argv, config), private=[config])

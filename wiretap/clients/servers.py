@@ -7,6 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from wiretap.errors import BadInput
+
+
+class ConfigError(BadInput):
+    """A client's config file cannot be read."""
+
+
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 

@@ -26,6 +26,7 @@ VERDICTS = (
     ("poll_intervals", "Poll intervals"),
     ("cancel_on_exit", "Cancel on exit"),
     ("elicitation_gaps", "Polling while a question was open"),
+    ("shutdown", "Shutdown"),
 )
 
 STYLE = """

@@ -11,6 +11,7 @@ _VERDICTS = (
     ("poll_intervals", "Poll intervals"),
     ("cancel_on_exit", "Cancel on exit"),
     ("elicitation_gaps", "Polling while a question was open"),
+    ("shutdown", "Shutdown"),
 )
 
 

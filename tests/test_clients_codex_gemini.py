@@ -1,0 +1,112 @@
+"""Where Codex and Gemini CLI keep their MCP servers, and how wiretap starts them with the servers wrapped."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from wiretap.clients import codex, gemini
+from wiretap.clients.servers import ConfigError
+
+TAP = {"command": "/py", "args": ["-m", "wiretap", "tap", "--", "srv"]}
+
+
+def test_codex_finds_servers_in_config_toml_and_in_overrides_and_leaves_disabled_ones(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        '[mcp_servers.files]\ncommand = "srv"\nargs = ["-v"]\nenv = {A = "1"}\n'
+        '[mcp_servers.off]\ncommand = "x"\nenabled = false\n'
+        '[mcp_servers.web]\nurl = "http://127.0.0.1:9/mcp"\n'
+    )
+    argv = ["codex", "-c", 'mcp_servers.extra.command="e"', "exec", '--config=mcp_servers.files.args=["-q"]', "hi"]
+    found = codex.discover(argv, tmp_path, {"CODEX_HOME": str(tmp_path)})
+    servers = {s.name: s for s in found.servers}
+    assert set(servers) == {"files", "web", "extra"}
+    assert servers["files"].entry == {"command": "srv", "args": ["-q"], "env": {"A": "1"}, "type": "stdio"}
+    assert servers["web"].transport == "http" and servers["extra"].scope == "-c"
+    assert found.skipped == ["off (config.toml): disabled in Codex, so not started"]
+
+
+def test_codex_gets_overrides_replacing_each_server_and_loses_the_users_overrides_of_the_same_keys(
+    tmp_path: Path,
+) -> None:
+    argv = ["codex", "-c", 'mcp_servers.files.command="srv"', "-c", "model=o", "exec", "hi"]
+    found = codex.discover(argv, tmp_path, {"CODEX_HOME": str(tmp_path)})
+    launch = codex.launch(found, {"files": TAP, "web": {"url": "http://127.0.0.1:5/mcp"}})
+    assert launch.argv == [
+        "codex",
+        "-c", 'mcp_servers.files.command="/py"',
+        "-c", 'mcp_servers.files.args=["-m", "wiretap", "tap", "--", "srv"]',
+        "-c", 'mcp_servers.web.url="http://127.0.0.1:5/mcp"',
+        "-c", "model=o", "exec", "hi",
+    ]  # fmt: skip
+    assert launch.env == {} and launch.private == []
+
+
+def test_a_broken_codex_config_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("[mcp_servers\n")
+    with pytest.raises(ConfigError, match=r"config\.toml"):
+        codex.discover(["codex"], tmp_path, {"CODEX_HOME": str(tmp_path)})
+
+
+def _gemini_home(tmp_path: Path, settings: dict[str, object]) -> dict[str, str]:
+    (tmp_path / "home" / ".gemini").mkdir(parents=True)
+    (tmp_path / "home" / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    return {"HOME": str(tmp_path / "home"), "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(tmp_path / "none.json")}
+
+
+def test_gemini_wraps_user_servers_and_names_why_it_leaves_others(tmp_path: Path) -> None:
+    env = _gemini_home(
+        tmp_path,
+        {
+            "mcpServers": {
+                "files": {"command": "srv", "args": ["${ROOT}"]},
+                "web": {"httpUrl": "http://127.0.0.1:9/mcp"},
+                "shadowed": {"command": "user"},
+                "excluded": {"command": "x"},
+            },
+            "mcp": {"excluded": ["excluded"]},
+        },
+    )
+    project = tmp_path / "project"
+    (project / ".gemini").mkdir(parents=True)
+    (project / ".gemini" / "settings.json").write_text(json.dumps({"mcpServers": {"shadowed": {"command": "p"}}}))
+    found = gemini.discover(["gemini", "-p", "x"], project, {**env, "ROOT": "/r", "GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    assert {s.name: s.transport for s in found.servers} == {"files": "stdio", "web": "http"}
+    assert next(s for s in found.servers if s.name == "files").entry["args"] == ["/r"]
+    assert [line.split(":")[0] for line in found.skipped] == ["shadowed (workspace)", "excluded (user)"]
+    only = gemini.discover(["gemini", "--allowed-mcp-server-names", "web"], project, env)
+    assert [s.name for s in only.servers] == ["web"]
+
+
+def test_gemini_gets_a_private_home_mirroring_the_users_and_the_users_files_survive_its_removal(
+    tmp_path: Path,
+) -> None:
+    env = _gemini_home(tmp_path, {"ui": {"theme": "x"}, "mcpServers": {"files": {"command": "srv", "trust": True}}})
+    user = tmp_path / "home" / ".gemini"
+    (user / "history").mkdir()
+    (user / "history" / "h.txt").write_text("mine")
+    (user / "oauth_creds.json").write_text("{}")
+    before = {p: p.read_bytes() for p in user.rglob("*") if p.is_file()}
+    found = gemini.discover(["gemini"], tmp_path, env)
+    launch = gemini.launch(
+        found, {"files": {"type": "stdio", "trust": True, **TAP}, "web": {"url": "http://u", "httpUrl": "h"}}
+    )
+    home = Path(launch.env["GEMINI_CLI_HOME"])
+    settings = json.loads((home / ".gemini" / "settings.json").read_text())
+    assert settings["ui"] == {"theme": "x"}
+    assert settings["mcpServers"]["files"] == {"trust": True, **TAP}
+    assert settings["mcpServers"]["web"] == {"httpUrl": "http://u"}
+    assert (home / ".gemini" / "history").resolve() == (user / "history").resolve()
+    assert oct(os.stat(home).st_mode & 0o777) == "0o700"
+    launch.cleanup()
+    assert not home.exists()
+    assert {p: p.read_bytes() for p in user.rglob("*") if p.is_file()} == before
+
+
+def test_gemini_in_the_home_folder_is_refused_with_the_reason(tmp_path: Path) -> None:
+    env = _gemini_home(tmp_path, {"mcpServers": {"files": {"command": "srv"}}})
+    with pytest.raises(ConfigError, match="home folder"):
+        gemini.discover(["gemini"], tmp_path / "home", env)
