@@ -61,14 +61,16 @@ def test_the_page_holds_verdicts_tables_timeline_and_messages_and_fetches_nothin
     assert "url(" not in html and "@import" not in html
     classes = [attrs.get("class") or "" for _, attrs in page.tags]
     assert {"verdict poll_intervals", "verdict cancel_on_exit", "verdict elicitation_gaps"} <= set(classes)
-    assert "While a question was open (8.80–20.00 s) the longest polling gap was 11.20 s" in html
+    assert "While a question was open (8.80–20.00 s) the longest gap in polling was 11.20 s" in html
     assert re.findall(r"<h3>([^<]+)</h3>", html) == [
         "Timeline",
         "Tasks",
         "Open questions",
+        "Findings",
         "Latency per method",
         "Messages",
     ]
+    assert "<h3>Findings</h3><p>none</p>" in html
     assert len(re.findall(r"<details ", html)) == 29 == len(re.findall(r"<pre>", html))
     svg = ET.fromstring(html[html.index("<svg") : html.index("</svg>") + 6])
     assert [t.text for t in svg.iter(f"{NS}text") if "gap-label" in (t.get("class") or "")] == ["longest gap 11.20 s"]

@@ -154,12 +154,16 @@ def report(recording: Path, fmt: str) -> None:
 
     from rich.console import Console
 
-    from wiretap.analysis.report import report_recording
+    from wiretap.analysis.report import build_report
+    from wiretap.export.html import MAX_MESSAGES
     from wiretap.render.report import render_markdown, render_text
 
     try:
         client_exit = open_session(recording).client_exited_monotonic if is_session(recording) else None
-        results = [report_recording(path, client_exited_monotonic=client_exit) for _, path in _recordings_of(recording)]
+        rows = MAX_MESSAGES if fmt == "html" else 0
+        results = [
+            build_report(p, client_exited_monotonic=client_exit, keep_rows=rows) for _, p in _recordings_of(recording)
+        ]
     except (NotARecording, UnsupportedFormat, NotASession) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
@@ -168,9 +172,9 @@ def report(recording: Path, fmt: str) -> None:
     try:
         if fmt == "json":
             document: object = (
-                results[0]
+                results[0].to_dict()
                 if not is_session(recording)
-                else {"session": open_session(recording).manifest, "reports": results}
+                else {"session": open_session(recording).manifest, "reports": [r.to_dict() for r in results]}
             )
             out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         elif fmt == "markdown":

@@ -36,11 +36,12 @@ def render(recording: Path, fmt: str) -> str:
         from wiretap.export.mermaid import mermaid_of_recording
 
         return mermaid_of_recording(recording)
-    from wiretap.analysis.report import report_recording
+    from wiretap.analysis.report import build_report
+    from wiretap.export.html import MAX_MESSAGES
 
     if is_session(recording):
         return _session(recording, fmt)
-    report = report_recording(recording)
+    report = build_report(recording, keep_rows=MAX_MESSAGES if fmt == "html" else 0)
     if fmt == "html":
         from wiretap.export.html import render_html
 
@@ -53,15 +54,18 @@ def render(recording: Path, fmt: str) -> str:
 
 def _session(folder: Path, fmt: str) -> str:
     """A session folder as one HTML page; the other formats take one of its recordings."""
-    from wiretap.analysis.report import report_recording
-    from wiretap.export.html import render_html
+    from wiretap.analysis.report import build_report
+    from wiretap.export.html import MAX_MESSAGES, render_html
 
     session = open_session(folder)
     if fmt != "html":
         files = ", ".join(str(path) for _, path in session.recordings) or "none"
         raise click.ClickException(f"{folder} is a session folder: export one of its recordings as {fmt} ({files})")
     client_exit = session.client_exited_monotonic
-    reports = [report_recording(path, client_exited_monotonic=client_exit) for _, path in session.recordings]
+    reports = [
+        build_report(path, client_exited_monotonic=client_exit, keep_rows=MAX_MESSAGES)
+        for _, path in session.recordings
+    ]
     return render_html(reports, heading=f"wiretap session {folder.name}")
 
 
