@@ -25,7 +25,7 @@ from wiretap.analysis.traffic import Traffic
 from wiretap.plural import plural
 from wiretap.recording.reader import open_recording
 
-__all__ = ["REPORT_FORMAT", "Analysis", "build_report", "report_recording"]
+__all__ = ["REPORT_FORMAT", "Analysis", "build_report", "pattern", "report_recording"]
 LONG_LIVED = frozenset({"subscriptions/listen"})
 """Requests that stay open by design until the client goes away (2026-07-28 notification streams)."""
 CANCEL_BEFORE_EXIT = 5.0
@@ -58,7 +58,7 @@ def _median(values: list[float]) -> float | None:
     return distribution.quantile(0.5) if distribution.count else None
 
 
-def _pattern(intervals: list[float]) -> str:
+def pattern(intervals: list[float]) -> str:
     """Intervals as a person reads them: 0.50, 1.00, 2.00, 4.00, 5.00 ×7 s. A few milliseconds of jitter
     (5 %, at least 5 ms) do not break a run; a run shows its median."""
     if not intervals:
@@ -203,7 +203,7 @@ class Analysis:
             polls=[_f(t) for t in times],
             first_poll_after=_r(times[0] - task.created_at) if times else None,
             intervals=model.Spread(**summary.as_dict()) if summary else None,  # type: ignore[arg-type]
-            pattern=_pattern(intervals),
+            pattern=pattern(intervals),
             settled_interval=_r(_median(settled(cadence))),
             failed_polls=len(task.polls.errors),
             states=[model.StateAt(_f(t), s.raw) for t, s in task.states],
@@ -282,7 +282,7 @@ class Analysis:
             evidence.append(
                 f"task {task.id}{f' ({task.tool})' if task.tool else ''}: {asked_text}; "
                 f"polls at {', '.join(f'{t:.2f}' for t in times[:12])}{' …' if len(times) > 12 else ''} s; "
-                f"intervals {_pattern(intervals)}"
+                f"intervals {pattern(intervals)}"
             )
         return model.PollVerdict(
             verdict,

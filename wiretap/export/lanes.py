@@ -18,6 +18,7 @@ from wiretap.plural import plural
 MAX_TASK_LANES = 12
 """More tasks than this: the busiest are drawn one lane each, the rest folded into one lane."""
 MAX_CONNECTION_LANES = 6
+SHORT_ID = 14
 """More HTTP connections than this: their traffic shares one lane."""
 
 
@@ -50,6 +51,8 @@ class Window:
     label: str
     gap: tuple[float, float] | None = None
     closed: bool = True
+    gap_seconds: float | None = None
+    """The report's longest gap (the figure shown everywhere), when ``gap`` is set."""
 
 
 @dataclass
@@ -65,6 +68,10 @@ class Lane:
     windows: list[Window] = field(default_factory=list)
     states: list[tuple[float, str]] = field(default_factory=list)
     """(since, canonical state) for the state band along the lane's life."""
+    key: str | None = None
+    """The full id behind a shortened heading, listed under the picture."""
+    heading: str | None = None
+    """What the picture shows for the title, when shorter (a long id shortened)."""
 
 
 @dataclass
@@ -93,21 +100,32 @@ def _window(question: QuestionRow, end: float) -> Window:
     label = f"question open {question.opened:.2f}–{close:.2f} s ({question.what}): {how}"
     between = question.longest_gap_between
     gap = (float(between[0]), float(between[1])) if between else None
-    return Window(question.opened, close, label, gap, question.closed is not None)
+    return Window(question.opened, close, label, gap, question.closed is not None, question.longest_gap)
+
+
+def short_id(task_id: str) -> str:
+    """A long id as the picture names it: its first block (the key under the legend spells it out)."""
+    if len(task_id) <= SHORT_ID:
+        return task_id
+    block = task_id.split("-")[0]
+    return (block if 4 <= len(block) < SHORT_ID else task_id[: SHORT_ID - 2]) + "…"
 
 
 def _task_lane(task: TaskRow, report: Report, end: float) -> Lane:
-    tool = f" ({task.tool})" if task.tool else ""
     asked = f"asked {task.requested_poll_ms} ms" if task.requested_poll_ms is not None else "asked nothing"
     polls = array("d", task.polls)
-    detail = f"{plural(len(polls), 'poll')}, {asked}"
+    lines = [f"{task.server} server"] if task.server else []
+    lines.append(f"{plural(len(polls), 'poll')}, {asked}")
     if task.settled_interval is not None:
-        detail += f"\n{label('settled_interval')} {seconds(task.settled_interval)}"
+        lines.append(f"{label('settled_interval')} {seconds(task.settled_interval)}")
     if task.final_state:
-        detail += f"{', ' if task.settled_interval is not None else chr(10)}{task.final_state}"
+        lines.append(task.final_state)
     states = [(s.t, task.canonical(s.state)) for s in task.states]
-    prefix = f"{task.server}: " if task.server else ""
-    lane = Lane(f"{prefix}task {task.id}{tool}", detail, "task", (task.created_at, task.terminal_at or end))
+    tool = f" ({task.tool})" if task.tool else ""
+    lane = Lane(f"task {task.id}{tool}", "\n".join(lines), "task", (task.created_at, task.terminal_at or end))
+    lane.heading = f"task {short_id(task.id)}{tool}"
+    if short_id(task.id) != task.id:
+        lane.key = f"{short_id(task.id)} = task {task.id}"
     lane.ticks.append(Ticks("polls", polls))
     lane.states = states
     lane.marks += [Mark(s.t, s.state, "state", c) for s, (_, c) in zip(task.states, states, strict=True)]

@@ -11,6 +11,7 @@ from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from wiretap.analysis.report import pattern
 from wiretap.export.sequence import CLIENT, SERVER, Line, Sequence
 from wiretap.model import Event
 from wiretap.recording.reader import open_recording
@@ -58,7 +59,9 @@ def _collapsed(asked: list[Line], answers: list[Line]) -> Iterator[str]:
     first, last = asked[0], asked[-1]
     gaps = [b.t - a.t for a, b in pairwise(asked)]
     label = first.group[-1] if first.group else ""
-    every = f", every {statistics.median(gaps):.2f} s" if gaps else ""
+    # A back-off shows its steps (0.50, 1.00, 2.00, 4.00, 5.00 ×7 s); a steady run its one interval.
+    steps = pattern(gaps)
+    every = (f", every {statistics.median(gaps):.2f} s" if "," not in steps else f", intervals {steps}") if gaps else ""
     text = f"{first.t:.2f}–{last.t:.2f} s {label} ×{len(asked)}{every}"
     yield _draw(Line(first.t, text, first.arrow, first.frm, first.to))
     if answers:
