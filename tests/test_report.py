@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from report_schema import valid_report
 
 from wiretap.analysis.report import Analysis, applied_poll_ms
 from wiretap.analysis.stats import EXACT_LIMIT, Distribution
@@ -53,7 +54,7 @@ class Script:
         analysis = Analysis()
         for event in self.events:
             analysis.feed(event)
-        return analysis.report({"name": "t", "transport": "stdio", "started": "x"}, "test", 0).to_dict()
+        return valid_report(analysis.report({"name": "t", "transport": "stdio", "started": "x"}, "test", 0).to_dict())
 
 
 def ext_task_status(task_id: str, status: str, **more: Any) -> dict[str, Any]:

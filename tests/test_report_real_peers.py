@@ -42,6 +42,7 @@ from typing import Any
 import pytest
 from claude import offline_env, run_claude, stdio_server, write_mcp_config
 from proxyrun import running_proxy
+from report_schema import valid_report
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 
 from wiretap.model import Event
@@ -105,7 +106,7 @@ class Recorded:
     def __post_init__(self) -> None:
         result = wiretap_report(self.recording)
         assert result.returncode == 0, result.stderr
-        self.report = json.loads(result.stdout)
+        self.report = valid_report(json.loads(result.stdout))
 
     @property
     def tasks(self) -> list[Json]:
@@ -138,7 +139,7 @@ def run_tapped_client(python: Path, client: str, tool: str, arguments: Json, ser
     assert result.returncode == 0, f"{client} exited {result.returncode}:\n{result.stderr[-4000:]}"
     _, events, skipped = read_all(recording)
     assert not skipped, skipped.describe()
-    return Recorded(json.loads(result.stdout), recording, events)
+    return Recorded(valid_report(json.loads(result.stdout)), recording, events)
 
 
 def intervals(times: list[float]) -> list[float]:
@@ -456,7 +457,7 @@ def a2a_tasks(a2a_sdk_python: Path, tmp_path_factory: pytest.TempPathFactory) ->
             )
             assert client.returncode == 0, client.stderr[-4000:]
         assert proxy.proc.returncode == 0, proxy.stderr
-        yield Recorded(json.loads(client.stdout), proxy.recording, proxy.events)
+        yield Recorded(valid_report(json.loads(client.stdout)), proxy.recording, proxy.events)
     finally:
         agent.send_signal(signal.SIGINT)
         try:

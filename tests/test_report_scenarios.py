@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_schema import valid_report
 from scenarios import make_recordings
 
 from wiretap.analysis.report import report_recording
@@ -177,14 +178,14 @@ def case(request: pytest.FixtureRequest) -> Case:
     name, source = request.param
     if source == "shipped":
         path = SHIPPED / f"{name}.jsonl"
-        return Case(name, report_recording(path), 0.0, path)
+        return Case(name, valid_report(report_recording(path)), 0.0, path)
     summary = request.getfixturevalue("live").get(name)
     path = Path(summary["recording"])
-    return Case(name, report_recording(path), float(summary["shift"]), path)
+    return Case(name, valid_report(report_recording(path)), float(summary["shift"]), path)
 
 
 def shipped(name: str) -> dict[str, Any]:
-    return report_recording(SHIPPED / f"{name}.jsonl")
+    return valid_report(report_recording(SHIPPED / f"{name}.jsonl"))
 
 
 # -- 1. Claude Code 2.1.310 and the 2026-07-28 tasks extension ------------------------------------

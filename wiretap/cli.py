@@ -15,6 +15,7 @@ from wiretap.recording.reader import NotARecording
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
 from wiretap.replay.cli import replay
+from wiretap.schemas.command import schema
 from wiretap.sessions import NotASession, is_session, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
@@ -320,6 +321,7 @@ def quiet_broken_pipe() -> None:
 
 cli.add_command(replay)
 cli.add_command(export)
+cli.add_command(schema)
 
 
 def main(argv: list[str] | None = None) -> None:
