@@ -17,7 +17,7 @@ from rich.table import Table as RichTable
 
 from wiretap.analysis.model import FIGURES, FindingRow, LatencyRow, QuestionRow, Report, TaskRow
 
-SHORT_ID = 10
+SHORT_ID = 14
 """In a narrow text table, ids longer than this are shortened (``3f2a9c…``) and spelled out in a key."""
 PROSE_MIN = 16
 
@@ -149,44 +149,68 @@ class _Fitted:
     columns: list[Column]
     cells: list[list[str]]
     key: list[str] = field(default_factory=list)
+    narrow: bool = False
+    """Headers break between their words; long ids are shortened."""
 
 
-def _width(column: Column, cells: list[str]) -> int:
+def _width(column: Column, cells: list[str], narrow: bool) -> int:
     """The least width a column needs without breaking a word (prose wraps down to PROSE_MIN)."""
-    words = [w for text in [column.header, *cells] for w in text.split()]
-    longest = max((len(w) for w in words), default=1)
+    header = max((len(w) for w in column.header.split()), default=1) if narrow else len(column.header)
     if column.prose:
-        return max(min(max((len(c) for c in cells), default=1), PROSE_MIN), longest if longest <= 24 else 12)
-    header_word = max((len(w) for w in column.header.split()), default=1)
-    return max(header_word, *(len(c) for c in cells)) if cells else header_word
+        words = max((len(w) for text in cells for w in text.split()), default=1)
+        return max(header, min(max((len(c) for c in cells), default=1), max(PROSE_MIN, words)))
+    return max(header, *(len(c) for c in cells)) if cells else header
 
 
-def fit(columns: Sequence[Column], rows: Sequence[Any], width: int) -> _Fitted:
-    """Columns and cells that fit ``width``: shorten ids first, then drop the least needed columns."""
+def short_id(full: str) -> str:
+    block = full.split("-")[0]
+    return (block if 4 <= len(block) < SHORT_ID else full[: SHORT_ID - 1]) + "…"
+
+
+def fit(columns: Sequence[Column], rows: Sequence[Any], width: int, ids: Sequence[str] = ()) -> _Fitted:
+    """Columns and cells that fit ``width``: headers break between words and long ids are shortened (with a
+    key), then the least needed columns go."""
     chosen = list(columns)
     cells = [[c.cell(row) for c in chosen] for row in rows]
-    key: list[str] = []
+    fitted = _Fitted(chosen, cells)
 
     def total() -> int:
-        return sum(_width(c, [r[n] for r in cells]) for n, c in enumerate(chosen)) + 3 * len(chosen) + 1
+        return sum(_width(c, [r[n] for r in cells], fitted.narrow) for n, c in enumerate(chosen)) + 3 * len(chosen) + 1
 
-    if total() > width:
-        for n, column in enumerate(chosen):
-            if not column.ident:
-                continue
-            for row in cells:
-                full = row[n]
-                if len(full) > SHORT_ID:
-                    row[n] = full[: SHORT_ID - 1] + "…"
-                    entry = f"{row[n]} = {full}"
-                    if entry not in key:
-                        key.append(entry)
+    if total() <= width:
+        return fitted
+    fitted.narrow = True
+    long_ids = sorted({i for i in ids if len(i) > SHORT_ID}, key=len, reverse=True)
+    for row in cells:
+        for n, text in enumerate(row):
+            for full in long_ids:
+                if full in text:
+                    text = text.replace(full, short_id(full))
+                    entry = f"{short_id(full)} = {full}"
+                    if entry not in fitted.key:
+                        fitted.key.append(entry)
+            row[n] = text
     while total() > width and len(chosen) > 2:
         drop = min(range(len(chosen)), key=lambda n: (chosen[n].keep, -n))
         del chosen[drop]
         for row in cells:
             del row[drop]
-    return _Fitted(chosen, cells, key)
+    return fitted
+
+
+def _header_lines(header: str, width: int) -> str:
+    """A header broken between its words to fit its column."""
+    lines: list[str] = []
+    for word in header.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+def _ids(report: Report) -> list[str]:
+    return [task.id for task in report.tasks]
 
 
 def text_table(spec: TableSpec, report: Report, console: Console) -> None:
@@ -195,15 +219,15 @@ def text_table(spec: TableSpec, report: Report, console: Console) -> None:
         if spec.empty is not None:
             console.print(f"\n[bold]{spec.title}[/bold]: {spec.empty}")
         return
-    fitted = fit(_with_server(spec, report), rows, console.width)
+    fitted = fit(_with_server(spec, report), rows, console.width, _ids(report))
     table = RichTable(title=spec.title, title_justify="left")
     for n, column in enumerate(fitted.columns):
-        least = _width(column, [r[n] for r in fitted.cells])
+        least = _width(column, [r[n] for r in fitted.cells], fitted.narrow)
         table.add_column(
-            column.header,
+            _header_lines(column.header, least) if fitted.narrow else column.header,
             justify="right" if column.numeric else "left",
             no_wrap=not column.prose,
-            overflow="fold" if column.prose else "ellipsis",
+            overflow="fold",
             min_width=least,
         )
     for row in fitted.cells:
