@@ -149,46 +149,19 @@ def show(
     show_default=True,
     help="Rich tables, JSON for CI, Markdown for an issue or a post, or one self-contained HTML page.",
 )
-def report(recording: Path, fmt: str) -> None:
+@click.option("--server", help="For a session folder: only this server (default: every server, on one clock).")
+def report(recording: Path, fmt: str, server: str | None) -> None:
     """Measure a recording (or a session folder): poll intervals, cancel on exit, open questions, findings."""
-    import json
-
-    from rich.console import Console
-
-    from wiretap.analysis.report import build_report
-    from wiretap.export.html import MAX_MESSAGES
-    from wiretap.render.report import render_markdown, render_text
+    from wiretap.render.report_output import load_report, write_report
 
     try:
-        client_exit = open_session(recording).client_exited_monotonic if is_session(recording) else None
-        rows = MAX_MESSAGES if fmt == "html" else 0
-        results = [
-            build_report(p, client_exited_monotonic=client_exit, keep_rows=rows) for _, p in _recordings_of(recording)
-        ]
+        result = load_report(recording, fmt, server)
     except (NotARecording, UnsupportedFormat, NotASession) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
-    out = sys.stdout
     try:
-        if fmt == "json":
-            document: object = (
-                results[0].to_dict()
-                if not is_session(recording)
-                else {"session": open_session(recording).manifest, "reports": [r.to_dict() for r in results]}
-            )
-            out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-        elif fmt == "markdown":
-            for result in results:
-                render_markdown(result, out)
-        elif fmt == "html":
-            from wiretap.export.html import render_html
-
-            out.write(render_html(results))
-        else:
-            console = Console(file=out, highlight=False, soft_wrap=not out.isatty())
-            for result in results:
-                render_text(result, console)
+        write_report(result, fmt, sys.stdout)
     except BrokenPipeError:
         quiet_broken_pipe()
 

@@ -69,6 +69,7 @@ class LatencyRow:
     p50_ms: float
     p95_ms: float
     max_ms: float
+    server: str | None = None
 
 
 @dataclass

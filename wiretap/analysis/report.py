@@ -375,22 +375,33 @@ def _f(value: float) -> float:
 
 
 def build_report(
-    path: Path, *, client_exited_monotonic: float | None = None, keep_rows: int = 0, keep_methods: bool = False
+    path: Path,
+    *,
+    client_exited_monotonic: float | None = None,
+    keep_rows: int = 0,
+    keep_methods: bool = False,
+    clock_origin: float | None = None,
 ) -> Report:
     """Stream one recording once through every analysis into the report model. Raises NotARecording / OSError.
 
     ``client_exited_monotonic``: the client's exit from a session manifest, on the machine's monotonic
     clock; it counts when it comes before every sign of leaving in the traffic. ``keep_rows``: how many
-    timeline rows to keep for a page that lists the messages.
+    timeline rows to keep for a page that lists the messages. ``clock_origin``: t = 0 on the machine's
+    monotonic clock (a session's client start): every time in the report is then on that clock.
     """
     with open_recording(path) as reader:
         analysis = Analysis(str(reader.header.get("transport", "stdio")), keep_rows, keep_methods)
+        found = reader.header.get("monotonic_origin")
+        origin = float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
+        offset = origin - clock_origin if clock_origin is not None and origin is not None else 0.0
         for event in reader.events():
-            analysis.feed(event)
-        origin = reader.header.get("monotonic_origin")
-        if client_exited_monotonic is not None and isinstance(origin, int | float):
-            analysis.exits.manifest_exit(client_exited_monotonic - origin, "the client exited (session manifest)")
-        return analysis.report(reader.header, str(path), len(reader.skipped.lines))
+            analysis.feed(event if not offset else {**event, "t": float(event.get("t", 0.0)) + offset})
+        if client_exited_monotonic is not None and origin is not None:
+            zero = clock_origin if clock_origin is not None else origin
+            analysis.exits.manifest_exit(client_exited_monotonic - zero, "the client exited (session manifest)")
+        report = analysis.report(reader.header, str(path), len(reader.skipped.lines))
+        report.recording.offset = round(offset, 6)
+        return report
 
 
 def report_recording(path: Path, *, client_exited_monotonic: float | None = None) -> dict[str, Any]:

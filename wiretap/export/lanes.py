@@ -224,9 +224,11 @@ def _moments(report: Report) -> list[Moment]:
     client = report.client_exit
     if client is not None:
         moments.append(Moment(client.t, f"client exit {client.t:.2f} s ({client.how})", "client-exit"))
-    server = report.server_exit
-    if server is not None:
-        moments.append(Moment(server.t, f"server {server.how} {server.t:.2f} s", "server-exit"))
+    for part in report.parts or [report]:
+        server = part.server_exit
+        if server is not None:
+            who = f"{part.recording.server} server" if report.parts else "server"
+            moments.append(Moment(server.t, f"{who} {server.how} {server.t:.2f} s", "server-exit"))
     return moments
 
 

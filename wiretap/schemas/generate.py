@@ -90,9 +90,11 @@ def report_schema() -> dict[str, Any]:
     defs["Report"] = report
     defs["Session"] = {
         "type": "object",
-        "description": "wiretap report --format json of a session folder.",
+        "description": "wiretap report --format json of a session folder: the session's one report (every server, "
+        "on the session's clock: t = 0 is the client's start), and each server's own on the same clock.",
         "properties": {
             "session": {"type": "object"},
+            "report": {"$ref": "#/$defs/Report"},
             "reports": {"type": "array", "items": {"$ref": "#/$defs/Report"}},
         },
         "required": ["session", "reports"],
