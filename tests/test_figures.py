@@ -75,7 +75,7 @@ def renderings(report: Report) -> dict[str, str]:
 
 @pytest.mark.parametrize("recording", RECORDINGS, ids=[p.stem for p in RECORDINGS])
 def test_every_figure_reads_the_same_in_json_text_markdown_html_and_svg(recording: Path) -> None:
-    report = build_report(recording, keep_rows=MAX_MESSAGES)
+    report = build_report(recording, keep_rows=MAX_MESSAGES, timeline=True)
     document = report.to_dict()
     shown = renderings(report)
     tables = {
@@ -113,7 +113,7 @@ def test_every_figure_reads_the_same_in_json_text_markdown_html_and_svg(recordin
 def test_the_form_recording_names_its_two_figures_apart() -> None:
     """cc-ext-form: 3.00 s is the settled cadence; 22.99 s is the median of all intervals, the open form's
     40 s included. Neither appears under the other's name."""
-    report = build_report(RECORDINGS[0].parent / "cc-ext-form.jsonl")
+    report = build_report(RECORDINGS[0].parent / "cc-ext-form.jsonl", timeline=True)
     (task,) = report.tasks
     assert (f"{task.settled_interval:.2f}", f"{task.median_interval:.2f}") == ("3.00", "22.99")
     svg = svg_texts(render_svg(timeline_of(report)))

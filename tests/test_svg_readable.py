@@ -19,7 +19,7 @@ RECORDINGS = sorted((Path(__file__).resolve().parent.parent / "recordings").glob
 
 
 def svg_of(recording: Path) -> ET.Element:
-    return ET.fromstring(render_svg(timeline_of(build_report(recording))))
+    return ET.fromstring(render_svg(timeline_of(build_report(recording, timeline=True))))
 
 
 def spans(root: ET.Element) -> list[tuple[float, float, float, str]]:
@@ -56,7 +56,7 @@ def test_no_label_is_clipped_runs_off_the_picture_or_overlaps_another(recording:
 
 
 def test_every_poll_after_the_terminal_state_is_marked() -> None:
-    report = build_report(RECORDINGS[0].parent / "a2a-rejected-loop.jsonl")
+    report = build_report(RECORDINGS[0].parent / "a2a-rejected-loop.jsonl", timeline=True)
     (finding,) = [f for f in report.findings if f.code == "poll-after-terminal"]
     root = ET.fromstring(render_svg(timeline_of(report)))
     marks = [p for p in root.iter(f"{NS}path") if p.get("class") == "mark finding"]

@@ -78,14 +78,16 @@ def pattern(intervals: list[float]) -> str:
 class Analysis:
     """Holds every analysis and feeds them in one pass; ``report()`` assembles the model."""
 
-    def __init__(self, transport: str = "stdio", keep_rows: int = 0, keep_methods: bool = False) -> None:
+    def __init__(
+        self, transport: str = "stdio", keep_rows: int = 0, keep_methods: bool = False, timeline: bool = False
+    ) -> None:
         self.conversation = Conversation()
         self.findings = Findings()
         self.tasks = TaskTracker(self.findings)
         self.questions = QuestionLog()
         self.exits = ExitWatch()
         self.traffic = Traffic()
-        self.activity = Activity(transport)
+        self.activity = Activity(transport) if timeline else None
         self.events = 0
         self.keep_rows = keep_rows
         self.rows: list[Any] = []
@@ -103,7 +105,8 @@ class Analysis:
         self.events += 1
         self.exits.feed(event)
         self.traffic.feed_event(event)
-        self.activity.feed(event)
+        if self.activity is not None:
+            self.activity.feed(event)
         if self.keep_methods and (method := method_of(event)) is not None:
             self.methods.append((str(event.get("dir")), method))
         if self._row is not None:
@@ -381,16 +384,18 @@ def build_report(
     keep_rows: int = 0,
     keep_methods: bool = False,
     clock_origin: float | None = None,
+    timeline: bool = False,
 ) -> Report:
     """Stream one recording once through every analysis into the report model. Raises NotARecording / OSError.
 
     ``client_exited_monotonic``: the client's exit from a session manifest, on the machine's monotonic
     clock; it counts when it comes before every sign of leaving in the traffic. ``keep_rows``: how many
-    timeline rows to keep for a page that lists the messages. ``clock_origin``: t = 0 on the machine's
+    timeline rows to keep for a page that lists the messages; ``timeline``: gather the traffic per
+    connection for a picture (it grows with the recording). ``clock_origin``: t = 0 on the machine's
     monotonic clock (a session's client start): every time in the report is then on that clock.
     """
     with open_recording(path) as reader:
-        analysis = Analysis(str(reader.header.get("transport", "stdio")), keep_rows, keep_methods)
+        analysis = Analysis(str(reader.header.get("transport", "stdio")), keep_rows, keep_methods, timeline)
         found = reader.header.get("monotonic_origin")
         origin = float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
         offset = origin - clock_origin if clock_origin is not None and origin is not None else 0.0

@@ -29,7 +29,9 @@ def client_start(manifest: dict[str, Any]) -> float | None:
     return float(start) if isinstance(start, int | float) else None
 
 
-def build_session_report(folder: Path, *, server: str | None = None, keep_rows: int = 0) -> Report:
+def build_session_report(
+    folder: Path, *, server: str | None = None, keep_rows: int = 0, timeline: bool = False
+) -> Report:
     """One report of a session's recordings (or of one server's, with ``server``). Raises NotASession
     (NoSuchServer), NotARecording, OSError."""
     session = open_session(folder)
@@ -41,7 +43,11 @@ def build_session_report(folder: Path, *, server: str | None = None, keep_rows: 
     parts = []
     for info, path in chosen:
         part = build_report(
-            path, client_exited_monotonic=session.client_exited_monotonic, keep_rows=keep_rows, clock_origin=origin
+            path,
+            client_exited_monotonic=session.client_exited_monotonic,
+            keep_rows=keep_rows,
+            clock_origin=origin,
+            timeline=timeline,
         )
         parts.append(_tagged(part, str(info.get("name"))))
     return merge(parts, folder, session.manifest, keep_rows)

@@ -41,7 +41,7 @@ def render(recording: Path, fmt: str, server: str | None = None) -> str:
     from wiretap.analysis.report import build_report
     from wiretap.export.html import MAX_MESSAGES
 
-    report = build_report(recording, keep_rows=MAX_MESSAGES if fmt == "html" else 0)
+    report = build_report(recording, keep_rows=MAX_MESSAGES if fmt == "html" else 0, timeline=True)
     if fmt == "html":
         from wiretap.export.html import render_html
 
@@ -61,7 +61,8 @@ def _session(folder: Path, fmt: str, server: str | None = None) -> str:
         session = open_session(folder)
         files = ", ".join(str(path) for _, path in session.recordings) or "none"
         raise click.ClickException(f"{folder} is a session folder: export one of its recordings as {fmt} ({files})")
-    report = build_session_report(folder, server=server, keep_rows=MAX_MESSAGES if fmt == "html" else 0)
+    rows = MAX_MESSAGES if fmt == "html" else 0
+    report = build_session_report(folder, server=server, keep_rows=rows, timeline=True)
     if fmt == "html":
         from wiretap.export.html import render_html
 

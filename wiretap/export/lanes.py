@@ -253,4 +253,4 @@ def timeline_of(report: Report) -> Timeline:
 
 
 def timeline_of_recording(path: Path) -> Timeline:
-    return timeline_of(build_report(path))
+    return timeline_of(build_report(path, timeline=True))

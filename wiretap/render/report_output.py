@@ -24,8 +24,8 @@ def load_report(recording: Path, fmt: str, server: str | None = None) -> Report:
     if is_session(recording):
         from wiretap.analysis.session_report import build_session_report
 
-        return build_session_report(recording, server=server, keep_rows=rows)
-    return build_report(recording, keep_rows=rows)
+        return build_session_report(recording, server=server, keep_rows=rows, timeline=fmt == "html")
+    return build_report(recording, keep_rows=rows, timeline=fmt == "html")
 
 
 def json_document(report: Report) -> object:
