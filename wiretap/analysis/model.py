@@ -42,7 +42,7 @@ class RecordingInfo:
     duration: float | None
     events: int
     skipped_lines: int
-    server: str | None = None
+    server: str | None = field(default=None, metadata={"omit_none": True})
     """The server's name in its session (None for a lone recording)."""
     offset: float = 0.0
     """Seconds from the session's t = 0 (the client's start) to this recording's t = 0."""
@@ -69,7 +69,7 @@ class LatencyRow:
     p50_ms: float
     p95_ms: float
     max_ms: float
-    server: str | None = None
+    server: str | None = field(default=None, metadata={"omit_none": True})
 
 
 @dataclass
@@ -141,7 +141,7 @@ class TaskRow:
     answers: list[Via]
     median_interval: float | None = None
     """The median of every interval between polls (back-off and open questions included)."""
-    server: str | None = None
+    server: str | None = field(default=None, metadata={"omit_none": True})
 
     def canonical(self, raw: str) -> str:
         return (a2a_state(raw) if self.protocol == "a2a" else mcp_state(raw)).canonical
@@ -164,7 +164,7 @@ class QuestionRow:
     longest_gap: float | None
     longest_gap_between: list[float] | None
     cadence_outside: float | None
-    server: str | None = None
+    server: str | None = field(default=None, metadata={"omit_none": True})
 
     @property
     def what(self) -> str:
@@ -221,7 +221,7 @@ class FindingRow:
     times: list[float]
     task: str | None
     count: int
-    server: str | None = None
+    server: str | None = field(default=None, metadata={"omit_none": True})
 
 
 @dataclass
@@ -258,7 +258,11 @@ class Report:
 
 def _plain(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in fields(value)
+            if not (f.metadata.get("omit_none") and getattr(value, f.name) is None)
+        }
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if isinstance(value, dict):

@@ -71,7 +71,8 @@ def _object(cls: type, defs: dict[str, Any], *, closed: bool = True) -> dict[str
         if f.name in _DESCRIPTIONS:
             prop["description"] = _DESCRIPTIONS[f.name]
         properties[f.name] = prop
-        required.append(f.name)  # to_dict() writes every field, defaults included
+        if not f.metadata.get("omit_none"):  # to_dict() writes every other field, defaults included
+            required.append(f.name)
     schema: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
     if closed:
         schema["additionalProperties"] = False
