@@ -14,6 +14,7 @@ from typing import Any
 
 from wiretap.analysis.findings import SEVERITY_ORDER
 from wiretap.analysis.model import FIGURES, FindingRow, QuestionRow, Report, TaskRow
+from wiretap.plural import plural
 
 
 @dataclass
@@ -78,7 +79,7 @@ def poll_interval(arg: Any, facts: Facts) -> Outcome:
             off = [v for v in observed if abs(v - wanted) > tolerance * wanted]
             if off:
                 failures.append(
-                    f"task {task.id}: {len(off)} interval(s) outside {wanted:.3f} s ± "
+                    f"task {task.id}: {plural(len(off), 'interval')} outside {wanted:.3f} s ± "
                     f"{tolerance:.0%} (e.g. {off[0]:.3f} s)"
                 )
         if "median_between" in spec:
@@ -87,7 +88,7 @@ def poll_interval(arg: Any, facts: Facts) -> Outcome:
                 failures.append(f"task {task.id}: {name} {median:.3f} s is not between {low} and {high} s")
     if failures:
         return Outcome(False, "; ".join(failures), evidence)
-    return Outcome(True, f"{len(tasks)} task(s) polled as expected", evidence)
+    return Outcome(True, f"{plural(len(tasks), 'task')} polled as expected", evidence)
 
 
 def cancel_on_exit(arg: Any, facts: Facts) -> Outcome:
@@ -110,7 +111,7 @@ def no_findings(arg: Any, facts: Facts) -> Outcome:
     hits = [f for f in _findings(facts) if SEVERITY_ORDER[f.severity] <= limit and (not codes or f.code in codes)]
     evidence = [f"{f.severity} {f.code} at {', '.join(f'{t:.2f}' for t in f.times)} s: {f.message}" for f in hits]
     return Outcome(
-        not hits, f"{len(hits)} finding(s) that should not be there" if hits else "no such finding", evidence
+        not hits, f"{plural(len(hits), 'finding')} that should not be there" if hits else "no such finding", evidence
     )
 
 
@@ -121,7 +122,7 @@ def finding(arg: Any, facts: Facts) -> Outcome:
     wanted = int(spec.get("min_count", 1))
     return Outcome(
         count >= wanted,
-        f"{spec.get('code')} seen {count} time(s), expected at least {wanted}",
+        f"{spec.get('code')} seen {plural(count, 'time')}, expected at least {wanted}",
         [f"{f.code} at {f.times}: {f.message}" for f in hits],
     )
 
@@ -134,7 +135,7 @@ def max_elicitation_gap(arg: Any, facts: Facts) -> Outcome:
         for q in facts.report.questions
     ]
     summary = (
-        f"{len(too_long)} open question(s) with a polling gap over {arg} s"
+        f"{plural(len(too_long), 'open question')} with a polling gap over {arg} s"
         if too_long
         else f"every gap while a question was open is at most {arg} s"
     )
@@ -179,7 +180,9 @@ def final_state(arg: Any, facts: Facts) -> Outcome:
     evidence = [f"task {t.id}: {t.final_state}" for t in tasks]
     if not tasks:
         return Outcome(False, "no such task in the recording")
-    return Outcome(not wrong, f"{len(tasks) - len(wrong)} of {len(tasks)} task(s) ended {spec.get('state')}", evidence)
+    return Outcome(
+        not wrong, f"{len(tasks) - len(wrong)} of {plural(len(tasks), 'task')} ended {spec.get('state')}", evidence
+    )
 
 
 def latency(arg: Any, facts: Facts) -> Outcome:

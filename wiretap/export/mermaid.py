@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from wiretap.analysis.report import pattern
 from wiretap.export.sequence import CLIENT, SERVER, Line, Sequence
 from wiretap.model import Event
+from wiretap.plural import plural
 from wiretap.recording.reader import open_recording
 from wiretap.render.timeline import ERR, rows
 
@@ -77,7 +78,13 @@ def _collapsed(asked: list[Line], answers: list[Line]) -> Iterator[str]:
         failed = any(a.arrow == "--x" for a in answers)
         arrow = "--x" if failed and all(a.arrow == "--x" for a in answers) else "-->>"
         yield _draw(
-            Line(answers[-1].t, f"{len(answers)} answers: {', '.join(shown)}", arrow, answers[0].frm, answers[0].to)
+            Line(
+                answers[-1].t,
+                f"{plural(len(answers), 'answer')}: {', '.join(shown)}",
+                arrow,
+                answers[0].frm,
+                answers[0].to,
+            )
         )
 
 
