@@ -76,7 +76,7 @@ def test_report_of_a_session_is_one_report_and_server_narrows_it(tmp_path: Path)
     assert narrowed.exit_code == 0
     assert [t["id"] for t in json.loads(narrowed.output)["report"]["tasks"]] == ["B"]
     text = CliRunner().invoke(cli, ["report", str(folder)])
-    assert text.exit_code == 0 and "server" in text.output and "session of alpha, beta" in text.output
+    assert text.exit_code == 0 and "server" in text.output and "2 servers alpha, beta; stdio" in text.output
     unknown = CliRunner().invoke(cli, ["report", str(folder), "--server", "gamma"])
     assert unknown.exit_code == 1 and "no server named 'gamma' in this session (servers: alpha, beta)" in unknown.output
 

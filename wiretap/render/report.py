@@ -24,7 +24,7 @@ def counts(report: Report) -> str:
 
 def title(report: Report) -> str:
     rec = report.recording
-    servers = f"session of {', '.join(report.servers)}, " if report.servers else ""
+    servers = f"{plural(len(report.servers), 'server')} {', '.join(report.servers)}; " if report.servers else ""
     return f"{rec.name} ({servers}{rec.transport}, started {rec.started}, {fmt(rec.duration)} s): {counts(report)}"
 
 
