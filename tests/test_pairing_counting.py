@@ -117,7 +117,8 @@ def test_only_json_rpc_messages_are_counted_and_other_bodies_are_named(tmp_path:
     )
     h.exchange(0.50, "not json", 400, "Bad Request: body is not JSON")
     h.close(0.60)
-    report = build_report(h.write(tmp_path / "rec.jsonl"))
+    path = h.write(tmp_path / "rec.jsonl")
+    report = build_report(path)
     assert (report.messages.c2s, report.messages.s2c) == (4, 2)
     assert report.messages.other == {
         "agent card": 1,
@@ -127,6 +128,16 @@ def test_only_json_rpc_messages_are_counted_and_other_bodies_are_named(tmp_path:
     }
     assert report.to_dict()["messages"]["other"]["202 Accepted"] == 2
     assert [f.code for f in report.findings] == []
+    with open_recording(path) as reader:
+        titles = [r.title for r in rows(reader.events()) if r.lane == "OUT"]
+    assert titles == [
+        "agent card",
+        "initialize",
+        "202 Accepted",
+        "tools/list",
+        "202 Accepted",
+        "400 Bad Request: body is not JSON",
+    ]
 
 
 def test_every_a2a_streaming_event_is_summarised(tmp_path: Path) -> None:

@@ -65,6 +65,8 @@ class Pairing:
 
     def __init__(self) -> None:
         self._pairs: jsonrpc.Pairing[_Open] = jsonrpc.Pairing()
+        self.status: dict[Any, int] = {}
+        """The HTTP status of each exchange, to name a body that is not JSON-RPC (``202 Accepted``)."""
 
     def request(self, direction: str, key: Any, method: str, t: float, ex: Any = None) -> None:
         self._pairs.open(direction, key, _Open(method, t, ex), ex)
@@ -85,7 +87,7 @@ def _message_row(event: Event, pairing: Pairing) -> Row:
     if "rest" in event:
         return _rest_row(event, lane, t, pairing)
     if "msg" not in event:
-        return _raw_row(event, lane)
+        return _raw_row(event, lane, pairing.status.get(event.get("ex")))
     msg = event["msg"]
     if isinstance(msg, list):
         return Row(t, lane, "batch", f"{len(msg)} messages", event)
@@ -137,10 +139,12 @@ def _rest_row(event: Event, lane: str, t: float, pairing: Pairing) -> Row:
     return Row(t, lane, operation, f"{took}{outcome}".rstrip(), event, operation, None, latency, is_error)
 
 
-def _raw_row(event: Event, lane: str) -> Row:
+def _raw_row(event: Event, lane: str, status: int | None = None) -> Row:
     note = " (not UTF-8)" if "raw_base64" in event else ""
     text = str(event.get("raw", ""))
     summary = f"{clip(repr(text)[1:-1], 60)}{note} [{event.get('size', len(text))} bytes]"
+    if status is not None and "raw_base64" not in event:
+        return Row(float(event["t"]), lane, describe_body(None, text, status), summary, event)
     return Row(float(event["t"]), lane, "raw", summary, event)
 
 
@@ -216,6 +220,10 @@ def row_for(event: Event, pairing: Pairing) -> Row:
     kind = event.get("kind")
     if kind == Kind.MESSAGE:
         return _message_row(event, pairing)
+    if kind == Kind.HTTP_RESPONSE and event.get("ex") is not None:
+        pairing.status[event["ex"]] = int(event.get("status", 0))
+    elif kind == Kind.HTTP_END:
+        pairing.status.pop(event.get("ex"), None)
     if kind == Kind.STDERR:
         return Row(float(event["t"]), ERR, "stderr", str(event.get("text", "")), event)
     title, summary = _lifecycle_summary(event)
