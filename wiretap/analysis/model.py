@@ -28,6 +28,18 @@ def label(figure: str) -> str:
     return FIGURES[figure]
 
 
+SHORT_ID = 14
+"""Ids longer than this are shortened where room is short (``3f2a9c01…``), with a key giving them in full."""
+
+
+def short_id(full: str) -> str:
+    """A long id as a narrow table or a picture names it: its first block, else its start."""
+    if len(full) <= SHORT_ID:
+        return full
+    block = full.split("-")[0]
+    return (block if 4 <= len(block) < SHORT_ID else full[: SHORT_ID - 2]) + "…"
+
+
 def seconds(value: float | None) -> str:
     """A figure in seconds, as every renderer spells it."""
     return "—" if value is None else f"{value:.2f} s"

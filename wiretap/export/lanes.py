@@ -11,14 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wiretap.analysis.activity import Activity, Channel
-from wiretap.analysis.model import FindingRow, QuestionRow, Report, TaskRow, label, seconds
+from wiretap.analysis.model import FindingRow, QuestionRow, Report, TaskRow, label, seconds, short_id
 from wiretap.analysis.report import build_report
 from wiretap.plural import plural
 
 MAX_TASK_LANES = 12
 """More tasks than this: the busiest are drawn one lane each, the rest folded into one lane."""
 MAX_CONNECTION_LANES = 6
-SHORT_ID = 14
 """More HTTP connections than this: their traffic shares one lane."""
 
 
@@ -101,14 +100,6 @@ def _window(question: QuestionRow, end: float) -> Window:
     between = question.longest_gap_between
     gap = (float(between[0]), float(between[1])) if between else None
     return Window(question.opened, close, label, gap, question.closed is not None, question.longest_gap)
-
-
-def short_id(task_id: str) -> str:
-    """A long id as the picture names it: its first block (the key under the legend spells it out)."""
-    if len(task_id) <= SHORT_ID:
-        return task_id
-    block = task_id.split("-")[0]
-    return (block if 4 <= len(block) < SHORT_ID else task_id[: SHORT_ID - 2]) + "…"
 
 
 def _task_lane(task: TaskRow, report: Report, end: float) -> Lane:

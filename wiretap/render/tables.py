@@ -15,10 +15,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from wiretap.analysis.model import FIGURES, FindingRow, LatencyRow, QuestionRow, Report, TaskRow
+from wiretap.analysis.model import FIGURES, SHORT_ID, FindingRow, LatencyRow, QuestionRow, Report, TaskRow, short_id
 
-SHORT_ID = 14
-"""In a narrow text table, ids longer than this are shortened (``3f2a9c…``) and spelled out in a key."""
 PROSE_MIN = 16
 
 
@@ -160,11 +158,6 @@ def _width(column: Column, cells: list[str], narrow: bool) -> int:
         words = max((len(w) for text in cells for w in text.split()), default=1)
         return max(header, min(max((len(c) for c in cells), default=1), max(PROSE_MIN, words)))
     return max(header, *(len(c) for c in cells)) if cells else header
-
-
-def short_id(full: str) -> str:
-    block = full.split("-")[0]
-    return (block if 4 <= len(block) < SHORT_ID else full[: SHORT_ID - 1]) + "…"
 
 
 def fit(columns: Sequence[Column], rows: Sequence[Any], width: int, ids: Sequence[str] = ()) -> _Fitted:
