@@ -58,7 +58,10 @@ def test_every_time_in_a_session_report_is_on_the_clients_clock_with_its_servers
     # The client left at 1004.0 on the machine's clock: 3.50 s after it started, before either server's eof.
     assert report.client_exit is not None and report.client_exit.t == 3.5
     assert (tasks["A"].live_at_client_exit, tasks["B"].live_at_client_exit) == (False, True)
-    assert "beta: The client went away at 3.50 s" in report.verdicts.cancel_on_exit.verdict
+    assert report.verdicts.cancel_on_exit.verdict == (
+        "The client went away at 3.50 s (client exited) with 1 live task (B on beta) and cancelled none; "
+        "alpha's server exited with code 0, 1.70 s later, beta's server exited with code 0, 3.60 s later."
+    )
     assert report.verdicts.cancel_on_exit.live_tasks == ["B"]
     assert {row.server for row in report.latency} == {"alpha", "beta"}
     assert [p.recording.offset for p in report.parts] == [0.1, 2.0]

@@ -11,6 +11,7 @@ from typing import Any
 from wiretap.analysis import model
 from wiretap.analysis.model import Report
 from wiretap.analysis.report import POLL_RULE, build_report
+from wiretap.plural import plural
 from wiretap.sessions import NotASession, open_session
 
 
@@ -110,6 +111,36 @@ def merge(parts: list[Report], folder: Path, manifest: dict[str, Any], keep_rows
     )
 
 
+def _cancel_verdict(parts: list[Report]) -> model.CancelVerdict:
+    """One sentence for the session: the client left once; its live tasks, and each server's exit."""
+    text, evidence = _said(parts, "cancel_on_exit")
+    cancels = [p.verdicts.cancel_on_exit for p in parts]
+    said = [c.sent for c in cancels if c.sent is not None]
+    exits = [p.client_exit for p in parts if p.client_exit is not None]
+    live = [(p.recording.server, t) for p, c in zip(parts, cancels, strict=True) for t in c.live_tasks]
+    cancelled = [t for c in cancels for t in c.cancelled]
+    if len(parts) > 1 and exits:
+        client = min(exits, key=lambda e: e.t)
+        tasks = f" ({', '.join(f'{task} on {server}' for server, task in live)})" if live else ""
+        done = (
+            f" and cancelled {plural(len(cancelled), 'task')}" if cancelled else " and cancelled none" if live else ""
+        )
+        servers = [
+            f"{p.recording.server}'s server {p.server_exit.how}, {p.server_exit.t - client.t:.2f} s later"
+            for p in parts
+            if p.server_exit is not None
+        ]
+        text = (
+            f"The client went away at {client.t:.2f} s ({client.how}) with "
+            f"{plural(len(live), 'live task') if live else 'no live task'}{tasks}{done}"
+            + (f"; {', '.join(servers)}" if servers else "")
+            + "."
+        )
+    return model.CancelVerdict(
+        text, evidence, live_tasks=[t for _, t in live], cancelled=cancelled, sent=all(said) if said else None
+    )
+
+
 def _said(parts: list[Report], key: str) -> tuple[str, list[str]]:
     """A verdict of every server, each prefixed with its name (one server: its own words)."""
     if len(parts) == 1:
@@ -126,16 +157,7 @@ def _verdicts(parts: list[Report]) -> model.Verdicts:
     poll = model.PollVerdict(text, evidence)
     if len(polls) == 1:
         poll = replace(polls[0], verdict=text, evidence=evidence)
-    text, evidence = _said(parts, "cancel_on_exit")
-    cancels = [p.verdicts.cancel_on_exit for p in parts]
-    said = [c.sent for c in cancels if c.sent is not None]
-    cancel = model.CancelVerdict(
-        text,
-        evidence,
-        live_tasks=[t for c in cancels for t in c.live_tasks],
-        cancelled=[t for c in cancels for t in c.cancelled],
-        sent=all(said) if said else None,
-    )
+    cancel = _cancel_verdict(parts)
     text, evidence = _said(parts, "elicitation_gaps")
     gaps = [gap for p in parts if (gap := p.verdicts.elicitation_gaps.longest_gap) is not None]
     question = model.QuestionVerdict(text, evidence, longest_gap=max(gaps) if gaps else None)
