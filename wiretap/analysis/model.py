@@ -19,7 +19,6 @@ FIGURES: dict[str, str] = {
     "median_interval": "median of all intervals",
     "longest_gap": "longest gap",
     "cadence_outside": "cadence outside",
-    "first_poll_after": "first poll after",
 }
 """JSON name → the one label every renderer uses for that figure."""
 
