@@ -108,3 +108,9 @@ def test_the_expectations_schema_refuses_what_wiretap_check_refuses(document: di
     recording = REPO / "recordings" / "demo.jsonl"
     result = CliRunner().invoke(cli, ["check", str(recording), "--expect", str(path)])
     assert result.exit_code != 0 and "Error" in result.output
+
+
+def test_the_expectations_schema_knows_every_check_wiretap_check_knows() -> None:
+    from wiretap.expect.checks import CHECKS
+
+    assert set(schema("expect")["$defs"]["check"]["properties"]) == set(CHECKS)
