@@ -66,7 +66,7 @@ def test_polls_within_tolerance_pass_and_a_drifting_client_fails_with_evidence(t
     result = wiretap("check", str(drifting), "--expect", str(rules))
     assert result.returncode == 1
     lines = result.stdout.splitlines()
-    assert lines[0].startswith(f"FAIL {rules}:3 poll_interval: task T: 2 interval(s) outside 3.000 s ± 10%")
+    assert lines[0].startswith(f"FAIL {rules}:3 poll_interval: task T: 2 intervals outside 3.000 s ± 10%")
     assert "intervals 3.00, 4.00 ×2 s" in lines[1]
     assert any(
         line.startswith(f"FAIL {rules}:4 cancel_on_exit: expected sent, the recording shows not_sent") for line in lines
@@ -116,7 +116,7 @@ def test_diff_shows_a_changed_method_sequence(tmp_path: Path) -> None:
         ("demo", 0, []),
         ("cc-ext-polling", 0, []),
         ("a2a-rejected-loop", 0, []),
-        ("cc-ext-form", 1, ["max_elicitation_gap: 1 open question(s) with a polling gap over 5 s"]),
+        ("cc-ext-form", 1, ["max_elicitation_gap: 1 open question with a polling gap over 5 s"]),
         ("exit-no-cancel", 1, ["cancel_on_exit: expected sent, the recording shows not_sent"]),
     ],
 )

@@ -153,9 +153,10 @@ def test_a_session_folder_is_read_where_it_makes_sense_and_named_where_it_does_n
     assert run("export", session, "--format", "html")[0] == 0
     files = f"{session / 'demo.jsonl'}, {session / 'other.jsonl'}"
     assert run("diff", session, session)[0] == 0
-    assert one_error("export", session, "--format", "svg") == (
+    assert run("export", session, "--format", "svg")[0] == 0
+    assert one_error("export", session, "--format", "mermaid") == (
         2,
-        f"{session} is a session folder: export one of its recordings as svg ({files})",
+        f"{session} is a session folder: export one of its recordings as mermaid ({files})",
     )
 
 

@@ -72,9 +72,9 @@ def test_compare_renders_a_markdown_table_and_a_text_table(tmp_path: Path) -> No
     assert "gemini-cli-mcp-client 0.61.0" in text and "error -32601" in text
 
 
-def test_compare_of_a_missing_recording_is_exit_status_2(tmp_path: Path) -> None:
+def test_compare_of_a_missing_recording_is_exit_status_3_naming_it(tmp_path: Path) -> None:
     result = wiretap("compare", str(write(tmp_path / "a.jsonl", stdio_run())), str(tmp_path / "nope"))
-    assert result.returncode == 2 and result.stderr == f"Error: {tmp_path / 'nope'}: no such file or folder\n"
+    assert result.returncode == 3 and result.stderr == f"Error: {tmp_path / 'nope'}: No such file or directory\n"
 
 
 def test_the_clients_identity_comes_from_its_handshake_and_sessions_shows_it(tmp_path: Path) -> None:

@@ -61,14 +61,16 @@ def test_the_page_holds_verdicts_tables_timeline_and_messages_and_fetches_nothin
     assert "url(" not in html and "@import" not in html
     classes = [attrs.get("class") or "" for _, attrs in page.tags]
     assert {"verdict poll_intervals", "verdict cancel_on_exit", "verdict elicitation_gaps"} <= set(classes)
-    assert "While a question was open (8.80–20.00 s) the longest polling gap was 11.20 s" in html
+    assert "While a question was open (8.80–20.00 s) the longest gap in polling was 11.20 s" in html
     assert re.findall(r"<h3>([^<]+)</h3>", html) == [
         "Timeline",
         "Tasks",
         "Open questions",
+        "Findings",
         "Latency per method",
         "Messages",
     ]
+    assert "<h3>Findings</h3><p>none</p>" in html
     assert len(re.findall(r"<details ", html)) == 29 == len(re.findall(r"<pre>", html))
     svg = ET.fromstring(html[html.index("<svg") : html.index("</svg>") + 6])
     assert [t.text for t in svg.iter(f"{NS}text") if "gap-label" in (t.get("class") or "")] == ["longest gap 11.20 s"]
@@ -153,7 +155,7 @@ def test_a_console_error_would_be_caught(chromium: Path, tmp_path: Path) -> None
     assert any("boom" in line for line in lines) and any("Uncaught ReferenceError" in line for line in lines)
 
 
-def test_a_session_folder_is_one_page_with_a_section_per_recording(tmp_path: Path) -> None:
+def test_a_session_folder_is_one_page_one_timeline_with_a_lane_per_server(tmp_path: Path) -> None:
     folder = tmp_path / "session"
     folder.mkdir()
     claude_code_tasks(folder / "reports.jsonl")
@@ -165,10 +167,22 @@ def test_a_session_folder_is_one_page_with_a_section_per_recording(tmp_path: Pat
     (folder / "manifest.json").write_text(json.dumps({"kind": "wiretap-session", "servers": servers}))
     exported = CliRunner().invoke(cli, ["export", str(folder), "--format", "html"])
     assert exported.exit_code == 0, exported.output
-    assert exported.output.count('<section class="recording"') == 2 and "<nav>" in exported.output
+    assert exported.output.count('<section class="recording"') == 1 and exported.output.count("<svg") == 1
+    assert "<th>server</th>" in exported.output
     reported = CliRunner().invoke(cli, ["report", str(folder), "--format", "html"])
-    assert reported.exit_code == 0 and reported.output.count('<section class="recording"') == 2
-    refused = CliRunner().invoke(cli, ["export", str(folder), "--format", "svg"])
+    assert reported.exit_code == 0 and reported.output.count('<section class="recording"') == 1
+    svg = CliRunner().invoke(cli, ["export", str(folder), "--format", "svg"])
+    assert svg.exit_code == 0
+    lanes = [g.get("data-title") for g in ET.fromstring(svg.output).iter(f"{NS}g") if g.get("data-title")]
+    assert lanes == [
+        "task T1 (build_report)",
+        "task T1 (build_report)",
+        "task T2 (build_report)",
+        "task T2 (build_report)",
+        "reports: stdio",
+        "other: stdio",
+    ]
+    refused = CliRunner().invoke(cli, ["export", str(folder), "--format", "mermaid"])
     assert refused.exit_code == 2
-    assert "is a session folder: export one of its recordings as svg" in refused.stderr
+    assert "is a session folder: export one of its recordings as mermaid" in refused.stderr
     assert str(folder / "reports.jsonl") in refused.stderr

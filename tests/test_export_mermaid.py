@@ -44,7 +44,7 @@ def test_repeated_polls_collapse_into_one_line_with_their_count_and_interval(tmp
     texts = [text for _, _, _, text in messages]
     assert "25.00–30.00 s tasks/get T2 ×6, every 1.00 s" in texts
     assert "6 answers: working ×6" in texts
-    assert "3.32–8.80 s tasks/get T1 ×3, every 2.74 s" in texts
+    assert "3.32–8.80 s tasks/get T1 ×3, intervals 3.00, 2.48 s" in texts
     assert "3 answers: working ×2, input_required" in texts
     assert any("tasks/update" in text for text in texts), "the answer to the question breaks the run"
     assert len(messages) == 12
@@ -144,3 +144,12 @@ def test_mermaids_parser_reads_hostile_text_and_every_shipped_recording(tmp_path
     for diagram, parsed in zip(diagrams, parse(*diagrams), strict=True):
         assert parsed["ok"], (parsed, diagram)
         assert len([m for m in parsed["messages"] if m["placement"] is None]) == len(arrows(diagram))
+
+
+def test_a_back_off_shows_its_steps_and_the_proxys_own_sigint_is_not_the_clients() -> None:
+    diagram = export_mermaid(REPO / "recordings" / "a2a-backoff.jsonl")
+    polls = [text for _, arrow, _, text in arrows(diagram) if arrow == "->>" and "GetTask" in text]
+    assert len(polls) == 1 and polls[0].endswith("×11, intervals 1.00, 2.00, 4.00, 5.00 ×7 s"), polls
+    assert "    Note over C,S: 43.01 s wiretap received SIGINT" in diagram.splitlines()
+    assert "Note over C: 43.01 s signal" not in diagram
+    assert "JSON body" not in diagram and "agent card (name" in diagram

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from report_schema import valid_report
 
 from wiretap.analysis.report import Analysis, applied_poll_ms
 from wiretap.analysis.stats import EXACT_LIMIT, Distribution
@@ -53,7 +54,7 @@ class Script:
         analysis = Analysis()
         for event in self.events:
             analysis.feed(event)
-        return analysis.report({"name": "t", "transport": "stdio", "started": "x"}, "test", 0)
+        return valid_report(analysis.report({"name": "t", "transport": "stdio", "started": "x"}, "test", 0).to_dict())
 
 
 def ext_task_status(task_id: str, status: str, **more: Any) -> dict[str, Any]:
@@ -139,7 +140,7 @@ def test_a_form_left_open_shows_its_polling_gap_and_its_answer() -> None:
     assert question["polls_inside"] == [] and question["longest_gap"] == pytest.approx(39.98)
     assert question["answered_by"] == "tasks/update" and not question["cancelled_instead"]
     assert question["cadence_outside"] == pytest.approx(2.74, abs=0.01)
-    assert "longest polling gap was 39.98 s with 0 poll(s) inside" in report["verdicts"]["elicitation_gaps"]["verdict"]
+    assert "longest gap in polling was 39.98 s with 0 polls inside" in report["verdicts"]["elicitation_gaps"]["verdict"]
 
 
 def test_a_headless_client_cancelling_at_once_is_told_apart_from_an_answer() -> None:
@@ -167,7 +168,7 @@ def test_cancel_on_exit_names_the_live_tasks_and_what_the_server_did() -> None:
     verdict = report["verdicts"]["cancel_on_exit"]
     assert verdict["live_tasks"] == ["A"] and verdict["sent"] is False
     assert verdict["verdict"] == (
-        "The client went away at 1.00 s (stdin closed) with 1 live task(s) and cancelled none; "
+        "The client went away at 1.00 s (stdin closed) with 1 live task and cancelled none; "
         "the server exited with code 0, 0.25 s later."
     )
     assert report["tasks"][0]["design"] == "mcp-2025-11-25"

@@ -42,6 +42,7 @@ from typing import Any
 import pytest
 from claude import offline_env, run_claude, stdio_server, write_mcp_config
 from proxyrun import running_proxy
+from report_schema import valid_report
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 
 from wiretap.model import Event
@@ -105,7 +106,7 @@ class Recorded:
     def __post_init__(self) -> None:
         result = wiretap_report(self.recording)
         assert result.returncode == 0, result.stderr
-        self.report = json.loads(result.stdout)
+        self.report = valid_report(json.loads(result.stdout))
 
     @property
     def tasks(self) -> list[Json]:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_schema import valid_report
 from scenarios import make_recordings
 
 from wiretap.analysis.report import report_recording
@@ -177,14 +178,14 @@ def case(request: pytest.FixtureRequest) -> Case:
     name, source = request.param
     if source == "shipped":
         path = SHIPPED / f"{name}.jsonl"
-        return Case(name, report_recording(path), 0.0, path)
+        return Case(name, valid_report(report_recording(path)), 0.0, path)
     summary = request.getfixturevalue("live").get(name)
     path = Path(summary["recording"])
-    return Case(name, report_recording(path), float(summary["shift"]), path)
+    return Case(name, valid_report(report_recording(path)), float(summary["shift"]), path)
 
 
 def shipped(name: str) -> dict[str, Any]:
-    return report_recording(SHIPPED / f"{name}.jsonl")
+    return valid_report(report_recording(SHIPPED / f"{name}.jsonl"))
 
 
 # -- 1. Claude Code 2.1.310 and the 2026-07-28 tasks extension ------------------------------------
@@ -248,7 +249,7 @@ def test_while_the_form_was_open_claude_code_did_not_poll_for_39_98_s_and_answer
     assert (question["answered_by"], question["cancelled_instead"]) == ("tasks/update", False)
     gaps = r["verdicts"]["elicitation_gaps"]
     near(gaps["longest_gap"], 39.98, "verdict longest gap")
-    assert "with 0 poll(s) inside" in gaps["verdict"] and "answered by tasks/update" in gaps["verdict"]
+    assert "with 0 polls inside" in gaps["verdict"] and "answered by tasks/update" in gaps["verdict"]
     assert r["findings"] == []
     near(r["client_exit"]["t"], case.at(52.00), "client exit")
 
@@ -529,7 +530,7 @@ def test_wiretap_report_format_markdown_shows_the_open_form_and_the_findings() -
     assert form.startswith("## wiretap report: cc-ext-form (stdio, ")
     assert "**Polling while a question was open.** While a question was open" in form
     assert "### Open questions" in form and "### Tasks" in form
-    _, task, opened, closed, inside, gap, cadence, answered = markdown_row(form, "task_input_required")
+    _, task, opened, closed, inside, gap, _between, cadence, answered = markdown_row(form, "task_input_required")
     assert task == "tsk-8a41e07b" and inside == "0" and answered == "tasks/update"
     for cell, expected in ((opened, 8.80), (closed, 48.78), (gap, 39.98), (cadence, 3.00)):
         near(float(cell), expected, f"markdown cell {cell}")
@@ -541,9 +542,7 @@ def test_wiretap_report_format_markdown_shows_the_open_form_and_the_findings() -
 
 def test_wiretap_report_text_is_the_default_and_states_the_verdicts() -> None:
     text = wiretap_report(SHIPPED / "exit-no-cancel.jsonl")
-    assert "Cancel on exit: The client went away at 1.50 s (stdin closed) with 1 live task(s) and cancelled none" in (
-        text
-    )
+    assert "Cancel on exit: The client went away at 1.50 s (stdin closed) with 1 live task and cancelled none" in (text)
     assert "task task-exit-1 was working: never cancelled" in text
 
 

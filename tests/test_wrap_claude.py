@@ -690,7 +690,9 @@ def test_sessions_lists_the_session_and_show_and_report_read_it(project: Project
     assert list(reports) == [s["name"] for s in project.session.manifest["servers"]]
     for name, report in reports.items():
         assert report["recording"]["transport"] == project.session.server(name)["transport"]
-        assert report["messages"]["c2s"] + report["messages"]["s2c"] == project.session.server(name)["messages"]
+        # The manifest counts every message event; the report counts JSON-RPC messages and names the rest.
+        counted = report["messages"]["c2s"] + report["messages"]["s2c"] + sum(report["messages"]["other"].values())
+        assert counted == project.session.server(name)["messages"]
     assert reports[STDIO]["client_exit"]["how"] == "SIGINT"
     # SIGINT, or SIGTERM when the server was slow to go (Claude Code escalates after 100 ms).
     [exit_event] = project.session.recordings[STDIO].of_kind("exit")

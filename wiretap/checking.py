@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from wiretap.analysis.methods import sequence
-from wiretap.analysis.report import report_recording
+from wiretap.analysis.report import build_report
 from wiretap.expect.checks import CHECKS, VALIDATORS, Facts, Outcome
 from wiretap.expect.schema import BadExpectations, Expectation, Expectations, load
-from wiretap.recording.reader import open_recording
 from wiretap.sessions import open_session
 
 
@@ -31,9 +29,8 @@ def load_expectations(path: Path) -> Expectations:
 
 
 def facts(path: Path, client_exited_monotonic: float | None = None) -> Facts:
-    report = report_recording(path, client_exited_monotonic=client_exited_monotonic)
-    with open_recording(path) as reader:
-        return Facts(report, sequence(reader.events()))
+    report = build_report(path, client_exited_monotonic=client_exited_monotonic, keep_methods=True)
+    return Facts(report, report.methods)
 
 
 def targets(path: Path, server: str | None) -> list[tuple[Path, float | None]]:

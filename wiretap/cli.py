@@ -16,6 +16,7 @@ from wiretap.export.command import export
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
 from wiretap.replay.cli import replay
+from wiretap.schemas.command import schema
 from wiretap.sessions import is_session, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
@@ -201,37 +202,14 @@ def show(
     show_default=True,
     help="Rich tables, JSON for CI, Markdown for an issue or a post, or one self-contained HTML page.",
 )
-def report(recording: Path, fmt: str) -> None:
+@click.option("--server", help="For a session folder: only this server (default: every server, on one clock).")
+def report(recording: Path, fmt: str, server: str | None) -> None:
     """Measure a recording (or a session folder): poll intervals, cancel on exit, open questions, findings."""
-    import json
+    from wiretap.render.report_output import load_report, write_report
 
-    from rich.console import Console
-
-    from wiretap.analysis.report import report_recording
-    from wiretap.render.report import render_markdown, render_text
-
-    client_exit = open_session(recording).client_exited_monotonic if is_session(recording) else None
-    results = [report_recording(path, client_exited_monotonic=client_exit) for _, path in _recordings_of(recording)]
-    out = sys.stdout
+    result = load_report(recording, fmt, server)
     try:
-        if fmt == "json":
-            document: object = (
-                results[0]
-                if not is_session(recording)
-                else {"session": open_session(recording).manifest, "reports": results}
-            )
-            out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-        elif fmt == "markdown":
-            for result in results:
-                render_markdown(result, out)
-        elif fmt == "html":
-            from wiretap.export.html import render_html
-
-            out.write(render_html(results))
-        else:
-            console = Console(file=out, highlight=False, soft_wrap=not out.isatty())
-            for result in results:
-                render_text(result, console)
+        write_report(result, fmt, sys.stdout)
     except BrokenPipeError:
         quiet_broken_pipe()
 
@@ -426,6 +404,7 @@ def quiet_broken_pipe() -> NoReturn:
 cli.add_command(replay)
 cli.add_command(export)
 cli.add_command(ui)
+cli.add_command(schema)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,14 +5,14 @@ The one place that knows how a message event is shaped; analyses see ``Message``
 
 from __future__ import annotations
 
-import json
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from wiretap.jsonrpc import NOTIFICATION, REQUEST, RESPONSE, Pairing, Waiting, is_response, kind_of
 from wiretap.model import Direction, Event, Kind
 
-REQUEST, NOTIFICATION, RESPONSE = "request", "notification", "response"
+__all__ = ["NOTIFICATION", "REQUEST", "RESPONSE", "Conversation", "Message", "OtherBody"]
 
 
 @dataclass(eq=False, slots=True)
@@ -56,11 +56,29 @@ class Message:
         return code if isinstance(code, int) else None
 
 
-def _id_key(msg_id: Any) -> Hashable:
-    """A dict key for a JSON-RPC id that keeps 1, "1" and true apart."""
-    if isinstance(msg_id, str | int | float | None):
-        return (type(msg_id).__name__, msg_id)
-    return ("json", json.dumps(msg_id, sort_keys=True))
+@dataclass(frozen=True, slots=True)
+class OtherBody:
+    """A body that is not a JSON-RPC message (nor an A2A REST one): shown as what it is, never counted."""
+
+    t: float
+    dir: str
+    what: str
+    """``agent card``, ``202 Accepted``, ``JSON body``, ``text body``…"""
+
+
+AGENT_CARD_KEYS = frozenset({"skills", "capabilities", "defaultInputModes", "supportedInterfaces", "url"})
+
+
+def describe_body(body: Any, raw: str | None, status: int | None) -> str:
+    """A non-JSON-RPC body in a few words."""
+    if isinstance(body, dict) and "name" in body and len(AGENT_CARD_KEYS & body.keys()) >= 2:
+        return "agent card"
+    if raw is not None and status is not None:
+        text = raw.strip()
+        return f"{status} {text}" if text and len(text) <= 40 and "\n" not in text else f"HTTP {status} text body"
+    if raw is not None:
+        return "text body"
+    return "JSON body"
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -79,13 +97,13 @@ class Conversation:
     """Pairs responses with requests as events stream past; yields Messages and other events."""
 
     def __init__(self) -> None:
-        self._open: dict[tuple[str, Hashable], list[Message]] = {}
+        self._open: Pairing[Message] = Pairing()
         self._rest_open: dict[int, Message] = {}
         self._a2a_version: dict[int, str] = {}
         self._status: dict[int, int] = {}
-        self._streaming: dict[int, list[tuple[tuple[str, Hashable], Message]]] = {}
+        self._streaming: dict[int, list[Waiting[Message]]] = {}
 
-    def feed(self, event: Event) -> Iterator[Message | Event]:
+    def feed(self, event: Event) -> Iterator[Message | OtherBody | Event]:
         kind = event.get("kind")
         if kind == Kind.HTTP_REQUEST:
             version = _dict(event.get("headers")).get("a2a-version")
@@ -101,14 +119,22 @@ class Conversation:
         if "rest" in event:
             yield self._rest(event)
             return
+        if "msg" not in event:
+            ex = event.get("ex")
+            status = self._status.get(ex) if isinstance(ex, int) else None
+            what = describe_body(None, str(event.get("raw", "")), status)
+            yield OtherBody(float(event["t"]), str(event.get("dir")), what)
+            return
         body = event.get("msg")
         for item in body if isinstance(body, list) else [body]:
-            if isinstance(item, dict):
+            if isinstance(item, dict) and (kind_of(item) is not None or is_response(item)):
                 yield self._jsonrpc(event, item)
+            else:
+                yield OtherBody(float(event["t"]), str(event.get("dir")), describe_body(item, None, None))
 
     def pending(self) -> list[Message]:
         """Requests that never got a response."""
-        waiting = [m for queue in self._open.values() for m in queue] + list(self._rest_open.values())
+        waiting = self._open.waiting() + list(self._rest_open.values())
         return sorted((m for m in waiting if m.answered_at is None), key=lambda m: m.t)
 
     def _jsonrpc(self, event: Event, body: dict[str, Any]) -> Message:
@@ -128,7 +154,7 @@ class Conversation:
                 a2a_version=version,
             )
             if kind == REQUEST:
-                self._open.setdefault((direction, _id_key(body.get("id"))), []).append(message)
+                self._open.open(direction, body.get("id"), message, ex)
             return message
         response = Message(
             t,
@@ -141,18 +167,16 @@ class Conversation:
             ex=ex,
             a2a_version=version,
         )
-        requester = Direction.S2C.value if direction == Direction.C2S.value else Direction.C2S.value
-        key = (requester, _id_key(body.get("id")))
-        waiting = self._open.get(key)
-        if waiting:
-            request = next((w for w in waiting if ex is not None and w.ex == ex), waiting[0])
+        waiting = self._open.find(direction, body.get("id"), ex, error=response.error is not None)
+        if waiting is not None:
+            request = waiting.item
             # An event stream may answer one request many times (A2A streaming): keep it open until
             # its exchange ends.
             if event.get("sse") is not None and request.ex == ex and isinstance(ex, int):
                 if request.answered_at is None:
-                    self._streaming.setdefault(ex, []).append((key, request))
+                    self._streaming.setdefault(ex, []).append(waiting)
             else:
-                self._close(key, request)
+                self._open.close(waiting)
             request.answered_by(response)
             response.method = request.method
             response.a2a_version = response.a2a_version or request.a2a_version
@@ -191,18 +215,11 @@ class Conversation:
             request.answered_by(response)
         return response
 
-    def _close(self, key: tuple[str, Hashable], request: Message) -> None:
-        waiting = self._open.get(key, [])
-        if request in waiting:
-            waiting.remove(request)
-        if not waiting:
-            self._open.pop(key, None)
-
     def _end_of_exchange(self, ex: int) -> None:
         self._a2a_version.pop(ex, None)
         self._status.pop(ex, None)
         request = self._rest_open.get(ex)
         if request is not None and request.answered_at is not None:
             del self._rest_open[ex]
-        for key, streamed in self._streaming.pop(ex, []):
-            self._close(key, streamed)
+        for streamed in self._streaming.pop(ex, []):
+            self._open.close(streamed)

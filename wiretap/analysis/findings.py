@@ -139,6 +139,20 @@ class Findings:
             ),
         )
 
+    def polled_unseen_task(self, task_id: str, request: Message, response: Message) -> None:
+        self._add(
+            f"unseen:{task_id}",
+            Finding(
+                "poll-for-unknown-task",
+                WARNING,
+                f"{request.method} asked for task {task_id}, which the recording never shows being created, "
+                f"and got error {response.error_code}",
+                "Poll only the ids a server returned; a task id from another session or server is not known here.",
+                [request.t, response.t],
+                task_id,
+            ),
+        )
+
     def duplicate_after_unknown_outcome(self, first: Message, repeat: Message) -> None:
         name = repeat.params.get("name")
         self._add(

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from wiretap.analysis.model import ShutdownVerdict
 from wiretap.analysis.profile import Shutdown
 
 
@@ -11,7 +10,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms"
 
 
-def shutdown_verdict(shutdown: Shutdown) -> dict[str, Any]:
+def shutdown_verdict(shutdown: Shutdown) -> ShutdownVerdict:
     steps = shutdown.steps
     if not steps:
         verdict = "The recording shows no shutdown: the client neither closed the server's stdin nor signalled it."
@@ -29,11 +28,11 @@ def shutdown_verdict(shutdown: Shutdown) -> dict[str, Any]:
             verdict += " It outlived the client (left orphaned)."
     if not shutdown.recording_complete:
         verdict += " The recording stops before its end: the recorder was killed (SIGKILL?) before it could finish."
-    return {
-        "verdict": verdict,
-        "evidence": [f"+{_ms(s.after)}: {s.what}" for s in steps],
-        "order": [s.what for s in steps],
-        "server": shutdown.server,
-        "orphaned": shutdown.orphaned,
-        "recording_complete": shutdown.recording_complete,
-    }
+    return ShutdownVerdict(
+        verdict,
+        [f"+{_ms(s.after)}: {s.what}" for s in steps],
+        order=[s.what for s in steps],
+        server=shutdown.server,
+        orphaned=shutdown.orphaned,
+        recording_complete=shutdown.recording_complete,
+    )

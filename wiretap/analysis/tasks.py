@@ -272,6 +272,11 @@ class TaskTracker:
         if task is None:
             return
         task.polls.answer(request.t, m.t, m.error_code, failed=m.error is not None)
+        if m.error is not None and task.seen_first_by_poll and not task.states and m.error_code in _NOT_FOUND:
+            # A poll for an id the server never knew (as far as the recording shows): a finding, not a task.
+            self.tasks.pop(str(key), None)
+            self.findings.polled_unseen_task(task.id, request, m)
+            return
         if m.error is not None:
             if m.error_code in _NOT_FOUND:
                 task.not_found_at = task.not_found_at or m.t

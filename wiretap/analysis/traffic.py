@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wiretap.analysis.conversation import RESPONSE, Message
+from wiretap.analysis.conversation import RESPONSE, Message, OtherBody
 from wiretap.analysis.stats import Distribution
 from wiretap.model import Event, Kind
 
@@ -15,15 +15,18 @@ class Traffic:
         self.raw = 0
         self.latency: dict[str, Distribution] = {}
         self.errors: dict[str, int] = {}
+        self.other: dict[str, int] = {}
+        """Bodies that are not JSON-RPC (nor A2A REST) messages, by what they are: never counted as messages."""
 
     def feed_event(self, event: Event) -> None:
-        if event.get("kind") == Kind.MESSAGE:
-            direction = str(event.get("dir"))
-            self.counts[direction] = self.counts.get(direction, 0) + 1
-            if "raw" in event:
-                self.raw += 1
+        if event.get("kind") == Kind.MESSAGE and "raw" in event:
+            self.raw += 1
+
+    def feed_other(self, body: OtherBody) -> None:
+        self.other[body.what] = self.other.get(body.what, 0) + 1
 
     def feed(self, m: Message) -> None:
+        self.counts[m.dir] = self.counts.get(m.dir, 0) + 1
         if m.kind != RESPONSE or m.request is None or m.latency is None or not m.method:
             return
         if m.request.answers > 1:  # a stream's later events are not the request's latency

@@ -13,13 +13,15 @@ from itertools import pairwise
 from typing import Any
 
 from wiretap.analysis.findings import SEVERITY_ORDER
+from wiretap.analysis.model import FIGURES, FindingRow, QuestionRow, Report, TaskRow
+from wiretap.plural import plural
 
 
 @dataclass
 class Facts:
     """What the checks judge: the report of one recording and its method sequence."""
 
-    report: dict[str, Any]
+    report: Report
     sequence: list[tuple[str, str]]
 
 
@@ -44,98 +46,96 @@ def _mapping(arg: Any, allowed: set[str], name: str) -> dict[str, Any]:
     return arg
 
 
-def _cadence(task: dict[str, Any], questions: list[dict[str, Any]]) -> list[float]:
+def _cadence(task: TaskRow, questions: list[QuestionRow]) -> list[float]:
     """A task's intervals between polls, leaving out those that span a question put to the user."""
-    windows = [(q["opened"], q["closed"]) for q in questions if q["task"] in (None, task["id"])]
+    windows = [(q.opened, q.closed) for q in questions if q.task in (None, task.id)]
 
     def spans(a: float, b: float) -> bool:
         return any(a < (closed if closed is not None else float("inf")) and b > opened for opened, closed in windows)
 
-    return [b - a for a, b in pairwise(task["polls"]) if not spans(a, b)]
+    return [b - a for a, b in pairwise(task.polls) if not spans(a, b)]
 
 
 def poll_interval(arg: Any, facts: Facts) -> Outcome:
     spec = _mapping(arg, {"within", "median_between", "every"}, "poll_interval")
-    tasks = [t for t in facts.report["tasks"] if t["intervals"]]
+    tasks = [t for t in facts.report.tasks if t.intervals is not None and t.median_interval is not None]
     if not tasks:
         return Outcome(False, "no task was polled twice, so there is no poll interval to check")
     failures, evidence = [], []
     for task in tasks:
-        wanted_ms = task["requested_poll_ms"] if task["requested_poll_ms"] is not None else task["applied_poll_ms"]
+        wanted_ms = task.requested_poll_ms if task.requested_poll_ms is not None else task.applied_poll_ms
         # The client's own cadence: after any back-off, and not across a question put to the user.
-        median = task["settled_interval"] if task["settled_interval"] is not None else task["intervals"]["median"]
-        line = f"task {task['id']}: median {median:.3f} s, asked {wanted_ms} ms, intervals {task['pattern']}"
+        settled = task.settled_interval is not None
+        median = task.settled_interval if task.settled_interval is not None else task.median_interval or 0.0
+        name = FIGURES["settled_interval" if settled else "median_interval"]
+        line = f"task {task.id}: {name} {median:.3f} s, asked {wanted_ms} ms, intervals {task.pattern}"
         evidence.append(line)
         if "within" in spec:
             if wanted_ms is None:
-                failures.append(f"task {task['id']}: the server asked for no interval to compare with")
+                failures.append(f"task {task.id}: the server asked for no interval to compare with")
                 continue
             tolerance, wanted = _tolerance(spec["within"]), wanted_ms / 1000
-            observed = _cadence(task, facts.report["questions"]) if spec.get("every") else [median]
+            observed = _cadence(task, facts.report.questions) if spec.get("every") else [median]
             off = [v for v in observed if abs(v - wanted) > tolerance * wanted]
             if off:
                 failures.append(
-                    f"task {task['id']}: {len(off)} interval(s) outside {wanted:.3f} s ± "
+                    f"task {task.id}: {plural(len(off), 'interval')} outside {wanted:.3f} s ± "
                     f"{tolerance:.0%} (e.g. {off[0]:.3f} s)"
                 )
         if "median_between" in spec:
             low, high = spec["median_between"]
             if not low <= median <= high:
-                failures.append(f"task {task['id']}: median {median:.3f} s is not between {low} and {high} s")
+                failures.append(f"task {task.id}: {name} {median:.3f} s is not between {low} and {high} s")
     if failures:
         return Outcome(False, "; ".join(failures), evidence)
-    return Outcome(True, f"{len(tasks)} task(s) polled as expected", evidence)
+    return Outcome(True, f"{plural(len(tasks), 'task')} polled as expected", evidence)
 
 
 def cancel_on_exit(arg: Any, facts: Facts) -> Outcome:
-    verdict = facts.report["verdicts"]["cancel_on_exit"]
-    sent = verdict.get("sent")
+    verdict = facts.report.verdicts.cancel_on_exit
+    sent = verdict.sent
     actual = "no_live_tasks" if sent is None else "sent" if sent else "not_sent"
-    if facts.report["client_exit"] is None:
+    if facts.report.client_exit is None:
         actual = "unknown"
-    return Outcome(
-        actual == arg, f"expected {arg}, the recording shows {actual}: {verdict['verdict']}", verdict["evidence"]
-    )
+    return Outcome(actual == arg, f"expected {arg}, the recording shows {actual}: {verdict.verdict}", verdict.evidence)
 
 
-def _findings(facts: Facts) -> list[dict[str, Any]]:
-    return list(facts.report["findings"])
+def _findings(facts: Facts) -> list[FindingRow]:
+    return list(facts.report.findings)
 
 
 def no_findings(arg: Any, facts: Facts) -> Outcome:
     spec = {} if arg is True or arg is None else dict(arg)
     limit = SEVERITY_ORDER.get(spec.get("severity", "info"), 2)
     codes = spec.get("codes")
-    hits = [f for f in _findings(facts) if SEVERITY_ORDER[f["severity"]] <= limit and (not codes or f["code"] in codes)]
-    evidence = [
-        f"{f['severity']} {f['code']} at {', '.join(f'{t:.2f}' for t in f['times'])} s: {f['message']}" for f in hits
-    ]
+    hits = [f for f in _findings(facts) if SEVERITY_ORDER[f.severity] <= limit and (not codes or f.code in codes)]
+    evidence = [f"{f.severity} {f.code} at {', '.join(f'{t:.2f}' for t in f.times)} s: {f.message}" for f in hits]
     return Outcome(
-        not hits, f"{len(hits)} finding(s) that should not be there" if hits else "no such finding", evidence
+        not hits, f"{plural(len(hits), 'finding')} that should not be there" if hits else "no such finding", evidence
     )
 
 
 def finding(arg: Any, facts: Facts) -> Outcome:
     spec = _mapping(arg, {"code", "min_count"}, "finding")
-    hits = [f for f in _findings(facts) if f["code"] == spec.get("code")]
-    count = sum(f["count"] for f in hits)
+    hits = [f for f in _findings(facts) if f.code == spec.get("code")]
+    count = sum(f.count for f in hits)
     wanted = int(spec.get("min_count", 1))
     return Outcome(
         count >= wanted,
-        f"{spec.get('code')} seen {count} time(s), expected at least {wanted}",
-        [f"{f['code']} at {f['times']}: {f['message']}" for f in hits],
+        f"{spec.get('code')} seen {plural(count, 'time')}, expected at least {wanted}",
+        [f"{f.code} at {f.times}: {f.message}" for f in hits],
     )
 
 
 def max_elicitation_gap(arg: Any, facts: Facts) -> Outcome:
-    too_long = [q for q in facts.report["questions"] if (q["longest_gap"] or 0) > arg]
+    too_long = [q for q in facts.report.questions if (q.longest_gap or 0) > arg]
     evidence = [
-        f"{q['kind']} {q['task'] or ', '.join(q['keys'])}: open {q['opened']}–{q['closed']} s, longest "
-        f"gap {q['longest_gap']} s"
-        for q in facts.report["questions"]
+        f"{q.kind} {q.task or ', '.join(q.keys)}: open {q.opened}–{q.closed} s, {FIGURES['longest_gap']} "
+        f"{q.longest_gap} s"
+        for q in facts.report.questions
     ]
     summary = (
-        f"{len(too_long)} open question(s) with a polling gap over {arg} s"
+        f"{plural(len(too_long), 'open question')} with a polling gap over {arg} s"
         if too_long
         else f"every gap while a question was open is at most {arg} s"
     )
@@ -165,8 +165,8 @@ def messages(arg: Any, facts: Facts) -> Outcome:
     pattern, direction = spec.get("method", "*"), spec.get("dir")
     count = sum(1 for d, m in facts.sequence if fnmatch.fnmatchcase(m, pattern) and direction in (None, d))
     if "method" not in spec:
-        counts = facts.report["messages"]
-        count = counts.get(direction, 0) if direction else counts.get("c2s", 0) + counts.get("s2c", 0)
+        counts = facts.report.messages
+        count = {"c2s": counts.c2s, "s2c": counts.s2c}.get(direction, 0) if direction else counts.total
     low = spec.get("count", spec.get("min", 0))
     high = spec.get("count", spec.get("max", float("inf")))
     what = f"{pattern} messages{f' ({direction})' if direction else ''}"
@@ -175,24 +175,26 @@ def messages(arg: Any, facts: Facts) -> Outcome:
 
 def final_state(arg: Any, facts: Facts) -> Outcome:
     spec = _mapping(arg, {"state", "task"}, "final_state")
-    tasks = [t for t in facts.report["tasks"] if fnmatch.fnmatchcase(t["id"], str(spec.get("task", "*")))]
-    wrong = [t for t in tasks if t["final_state"] != spec.get("state")]
-    evidence = [f"task {t['id']}: {t['final_state']}" for t in tasks]
+    tasks = [t for t in facts.report.tasks if fnmatch.fnmatchcase(t.id, str(spec.get("task", "*")))]
+    wrong = [t for t in tasks if t.final_state != spec.get("state")]
+    evidence = [f"task {t.id}: {t.final_state}" for t in tasks]
     if not tasks:
         return Outcome(False, "no such task in the recording")
-    return Outcome(not wrong, f"{len(tasks) - len(wrong)} of {len(tasks)} task(s) ended {spec.get('state')}", evidence)
+    return Outcome(
+        not wrong, f"{len(tasks) - len(wrong)} of {plural(len(tasks), 'task')} ended {spec.get('state')}", evidence
+    )
 
 
 def latency(arg: Any, facts: Facts) -> Outcome:
     spec = _mapping(arg, {"method", "p50_ms_max", "p95_ms_max", "max_ms_max"}, "latency")
-    rows = [r for r in facts.report["latency"] if fnmatch.fnmatchcase(r["method"], str(spec.get("method", "*")))]
+    rows = [r for r in facts.report.latency if fnmatch.fnmatchcase(r.method, str(spec.get("method", "*")))]
     failures = [
-        f"{r['method']} {key[:-4]} {r[key[:-4]]} ms > {spec[key]} ms"
+        f"{r.method} {key[:-4]} {getattr(r, key[:-4])} ms > {spec[key]} ms"
         for r in rows
         for key in ("p50_ms_max", "p95_ms_max", "max_ms_max")
-        if key in spec and r[key[:-4]] > spec[key]
+        if key in spec and getattr(r, key[:-4]) > spec[key]
     ]
-    evidence = [f"{r['method']}: p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, max {r['max_ms']} ms" for r in rows]
+    evidence = [f"{r.method}: p50 {r.p50_ms} ms, p95 {r.p95_ms} ms, max {r.max_ms} ms" for r in rows]
     if not rows:
         return Outcome(False, f"no response to {spec.get('method', '*')} in the recording")
     return Outcome(not failures, "; ".join(failures) or "latency within bounds", evidence)

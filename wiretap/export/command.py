@@ -20,10 +20,12 @@ class NothingToExport(BadInput):
     """The recording holds nothing the format can carry (HAR of a stdio recording)."""
 
 
-def render(recording: Path, fmt: str) -> str:
-    """The export of a recording (or a session folder, as HTML) as text.
+def render(recording: Path, fmt: str, server: str | None = None) -> str:
+    """The export of a recording (or a session folder, as HTML or SVG) as text.
 
     Raises NotARecording, UnsupportedFormat, NotASession, click.ClickException, OSError."""
+    if is_session(recording):
+        return _session(recording, fmt, server)
     if fmt == "har":
         from wiretap.export.har import NotHttp, har_of_recording
 
@@ -35,11 +37,10 @@ def render(recording: Path, fmt: str) -> str:
         from wiretap.export.mermaid import mermaid_of_recording
 
         return mermaid_of_recording(recording)
-    from wiretap.analysis.report import report_recording
+    from wiretap.analysis.report import build_report
+    from wiretap.export.html import MAX_MESSAGES
 
-    if is_session(recording):
-        return _session(recording, fmt)
-    report = report_recording(recording)
+    report = build_report(recording, keep_rows=MAX_MESSAGES if fmt == "html" else 0, timeline=True)
     if fmt == "html":
         from wiretap.export.html import render_html
 
@@ -50,18 +51,25 @@ def render(recording: Path, fmt: str) -> str:
     return render_svg(timeline_of(report))
 
 
-def _session(folder: Path, fmt: str) -> str:
-    """A session folder as one HTML page; the other formats take one of its recordings."""
-    from wiretap.analysis.report import report_recording
-    from wiretap.export.html import render_html
+def _session(folder: Path, fmt: str, server: str | None = None) -> str:
+    """A session folder as one HTML page or one SVG timeline: every server on one clock, a lane each."""
+    from wiretap.analysis.session_report import build_session_report
+    from wiretap.export.html import MAX_MESSAGES
 
-    session = open_session(folder)
-    if fmt != "html":
+    if fmt not in ("html", "svg"):
+        session = open_session(folder)
         files = ", ".join(str(path) for _, path in session.recordings) or "none"
         raise BadInput(f"{folder} is a session folder: export one of its recordings as {fmt} ({files})")
-    client_exit = session.client_exited_monotonic
-    reports = [report_recording(path, client_exited_monotonic=client_exit) for _, path in session.recordings_of()]
-    return render_html(reports, heading=f"wiretap session {folder.name}")
+    rows = MAX_MESSAGES if fmt == "html" else 0
+    report = build_session_report(folder, server=server, keep_rows=rows, timeline=True)
+    if fmt == "html":
+        from wiretap.export.html import render_html
+
+        return render_html([report], heading=f"wiretap session {folder.name}")
+    from wiretap.export.lanes import timeline_of
+    from wiretap.export.svg import render_svg
+
+    return render_svg(timeline_of(report))
 
 
 @click.command()
@@ -75,13 +83,15 @@ def _session(folder: Path, fmt: str) -> str:
     "Default: from --out's suffix, else svg.",
 )
 @click.option("--out", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write here (default: stdout).")
-def export(recording: Path, fmt: str | None, out: Path | None) -> None:
+@click.option("--server", help="For a session folder: only this server (default: every server, on one clock).")
+def export(recording: Path, fmt: str | None, out: Path | None, server: str | None) -> None:
     """Export a RECORDING as a picture, a diagram, a HAR file for browser devtools, or an HTML report.
 
-    A session folder exports as one HTML page of all its recordings.
+    A session folder exports as one HTML page or one SVG timeline: every server on one clock
+    (t = 0 is the client's start), a lane each.
     """
     chosen = fmt or (_BY_SUFFIX.get(out.suffix.lower()) if out is not None else None) or "svg"
-    text = render(recording, chosen)
+    text = render(recording, chosen, server)
     if out is None:
         try:
             sys.stdout.write(text)

@@ -33,16 +33,62 @@ MARK_COLOURS = {"cancel": ERROR, "answer": "#15803d", "finding": ERROR}
 TICK_COLOURS = {"poll": POLL, "c2s": C2S, "s2c": S2C, "error": ERROR}
 
 
+_NARROW = frozenset("iIl.,:;'|!()[] ")
+_WIDE = frozenset("MWmw@%")
+
+
 def text_width(text: str, size: float) -> float:
-    """An estimate of rendered width for a sans-serif face: enough to keep labels apart."""
-    return len(text) * size * 0.56
+    """A generous estimate of rendered width for a sans-serif face: capitals and digits count wide, so
+    that labels placed apart never touch."""
+    units = 0.0
+    for ch in text:
+        if ch in _NARROW:
+            units += 0.34
+        elif ch in _WIDE:
+            units += 0.9
+        elif ch.isupper() or ch == "_":
+            units += 0.7
+        else:
+            units += 0.58
+    return units * size
 
 
 def fit(text: str, size: float, width: float) -> str:
     if text_width(text, size) <= width:
         return text
-    keep = max(1, int(width / (size * 0.56)) - 1)
-    return text[:keep] + "…"
+    while text and text_width(text + "…", size) > width:
+        text = text[:-1]
+    return text + "…"
+
+
+def wrap(text: str, size: float, width: float) -> list[str]:
+    """Lines no wider than ``width``, broken between words (after ", " or a space), or inside an
+    UPPER_SNAKE name after an underscore; never elsewhere inside a word."""
+    words = re_split(text)
+    lines: list[str] = []
+    line = ""
+    for word in words:
+        candidate = line + word
+        if line and text_width(candidate.rstrip(), size) > width:
+            lines.append(line.rstrip())
+            line = word.lstrip()
+        else:
+            line = candidate
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
+def re_split(text: str) -> list[str]:
+    """Pieces to wrap between: words with their trailing space, UPPER_SNAKE names split after '_'."""
+    pieces: list[str] = []
+    for word in text.split(" "):
+        parts = word.split("_")
+        if len(parts) > 1 and word.isupper():
+            pieces += [p + "_" for p in parts[:-1]] + [parts[-1] + " "]
+        else:
+            pieces.append(word + " ")
+    return pieces
 
 
 def num(value: float) -> str:
@@ -86,7 +132,9 @@ class Labels:
         anchor, start = "start", x + 3
         if start + width > WIDTH - 4:
             anchor, start = "end", x - 3 - width
-        span = (start - 2, start + width + 2)
+        if start < LEFT + 2:  # it would run into the lane titles
+            return None
+        span = (start - 4, start + width + 4)
         if any(span[0] < b and a < span[1] for a, b in self.taken):
             return None
         self.taken.append(span)

@@ -10,24 +10,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from html import escape
-from pathlib import Path
 from typing import Any
 
+from wiretap.analysis.model import Report
 from wiretap.export.lanes import timeline_of
 from wiretap.export.svg import render_svg
-from wiretap.recording.reader import open_recording
-from wiretap.render.timeline import Row, rows
+from wiretap.plural import plural
+from wiretap.render.report import counts
+from wiretap.render.tables import SPECS, fmt, html_table
 
 MAX_MESSAGES = 5000
 """Rows listed per recording; past that the page says how many it left out (wiretap show has them all)."""
 MAX_JSON = 20_000
 """Characters of one event's JSON shown; the rest is cut with a note."""
-VERDICTS = (
-    ("poll_intervals", "Poll intervals"),
-    ("cancel_on_exit", "Cancel on exit"),
-    ("elicitation_gaps", "Polling while a question was open"),
-    ("shutdown", "Shutdown"),
-)
 
 STYLE = """
 :root { --ink: #0f172a; --muted: #64748b; --line: #e2e8f0; --soft: #f8fafc; --accent: #1d4ed8; }
@@ -110,113 +105,40 @@ SCRIPT = """
 """
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
-
-
-def _table(columns: Sequence[str], body: Sequence[Sequence[Any]], numeric: frozenset[int] = frozenset()) -> str:
-    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
-    lines = []
-    for row in body:
-        cells = []
-        for n, value in enumerate(row):
-            if isinstance(value, tuple):  # (already escaped HTML,)
-                cells.append(f"<td>{value[0]}</td>")
-            else:
-                cells.append(f"<td{' class=num' if n in numeric else ''}>{escape(_cell(value))}</td>")
-        lines.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
-
-
-def _tasks(report: dict[str, Any]) -> str:
-    columns = [
-        "task",
-        "protocol",
-        "tool",
-        "created s",
-        "asked ms",
-        "applied ms",
-        "polls",
-        "interval min / median / p95 / max s",
-    ]
-    columns += ["final state", "live at client exit", "cancelled"]
-    body = []
-    for task in report["tasks"]:
-        spread = task["intervals"] or {}
-        intervals = " / ".join(_cell(spread.get(k)) for k in ("min", "median", "p95", "max")) if spread else None
-        cancels = ", ".join(f"{c['via']} at {c['t']:.2f} s" for c in task["cancels"]) or None
-        body.append([task["id"], f"{task['protocol']} ({task['design']})", task["tool"], task["created_at"]])
-        body[-1] += [task["requested_poll_ms"], task["applied_poll_ms"], len(task["polls"]), intervals]
-        body[-1] += [task["final_state"], task["live_at_client_exit"], cancels]
-    return _table(columns, body, frozenset({3, 4, 5, 6}))
-
-
-def _questions(report: dict[str, Any]) -> str:
-    columns = ["kind", "task / keys", "open s", "closed s", "polls inside", "longest gap s", "between s"]
-    columns += ["cadence outside s", "answered by"]
-    body = []
-    for q in report["questions"]:
-        between = q["longest_gap_between"]
-        body.append([q["kind"], q["task"] or ", ".join(q["keys"]), q["opened"], q["closed"], len(q["polls_inside"])])
-        body[-1] += [q["longest_gap"], f"{between[0]:.2f}–{between[1]:.2f}" if between else None]
-        body[-1] += [q["cadence_outside"], q["answered_by"] or "never answered"]
-    return _table(columns, body, frozenset({2, 3, 4, 5, 7}))
-
-
-def _findings(report: dict[str, Any]) -> str:
-    body = []
-    for f in report["findings"]:
-        badge = (f'<span class="sev {escape(f["severity"])}">{escape(f["severity"])}</span>',)
-        times = ", ".join(f"{t:.2f}" for t in f["times"]) + (f" (×{f['count']})" if f["count"] > 1 else "")
-        body.append([badge, f["code"], times, f["message"], f["advice"]])
-    return _table(["severity", "code", "times s", "finding", "advice"], body)
-
-
-def _latency(report: dict[str, Any]) -> str:
-    body = [[r["method"], r["count"], r["errors"], r["p50_ms"], r["p95_ms"], r["max_ms"]] for r in report["latency"]]
-    return _table(["method", "count", "errors", "p50 ms", "p95 ms", "max ms"], body, frozenset({1, 2, 3, 4, 5}))
-
-
-def _verdicts(report: dict[str, Any]) -> str:
+def _verdicts(report: Report) -> str:
     cards = []
-    for key, title in VERDICTS:
-        verdict = report["verdicts"][key]
-        evidence = "".join(f"<li>{escape(line)}</li>" for line in verdict["evidence"])
+    for key, title, verdict in report.verdicts.titled():
+        evidence = "".join(f"<li>{escape(line)}</li>" for line in verdict.evidence)
         cards.append(
-            f'<div class="verdict {key}"><h4>{escape(title)}</h4><p>{escape(verdict["verdict"])}</p>'
+            f'<div class="verdict {key}"><h4>{escape(title)}</h4><p>{escape(verdict.verdict)}</p>'
             f"{f'<ul>{evidence}</ul>' if evidence else ''}</div>"
         )
     return f'<div class="verdicts">{"".join(cards)}</div>'
 
 
-def _event_json(row: Row) -> str:
+def _event_json(row: Any) -> str:
     text = json.dumps(row.event, indent=2, ensure_ascii=False)
     if len(text) > MAX_JSON:
         text = text[:MAX_JSON] + f"\n… {len(text) - MAX_JSON} more characters (see wiretap show --json)"
     return text
 
 
-def _message_items(report: dict[str, Any]) -> Iterator[str]:
-    with open_recording(Path(report["recording"]["source"])) as reader:
-        for n, row in enumerate(rows(reader.events())):
-            if n == MAX_MESSAGES:
-                yield f'<p class="note">Only the first {MAX_MESSAGES} events are listed; wiretap show lists all.</p>'
-                return
-            search = escape(f"{row.t:.2f} {row.lane} {row.title} {row.summary} {row.where}".lower())
-            lane = escape(row.lane)
-            yield (
-                f'<details class="{lane}{" error" if row.error else ""}" data-lane="{lane}" '
-                f'data-error="{int(row.error)}" data-search="{search}">'
-                f'<summary><span class="t">{row.t:.3f}</span><span class="lane">{lane}</span>'
-                f'<span class="method">{escape(row.title)}</span>{escape(row.summary)}</summary>'
-                f"<pre>{escape(_event_json(row))}</pre></details>"
-            )
+def _message_items(report: Report) -> Iterator[str]:
+    for row in report.rows:
+        search = escape(f"{row.t:.2f} {row.lane} {row.title} {row.summary} {row.where}".lower())
+        lane = escape(row.lane)
+        yield (
+            f'<details class="{lane}{" error" if row.error else ""}" data-lane="{lane}" '
+            f'data-error="{int(row.error)}" data-search="{search}">'
+            f'<summary><span class="t">{row.t:.3f}</span><span class="lane">{lane}</span>'
+            f'<span class="method">{escape(row.title)}</span>{escape(row.summary)}</summary>'
+            f"<pre>{escape(_event_json(row))}</pre></details>"
+        )
+    if report.rows_left_out:
+        yield (
+            f'<p class="note">Only the first {len(report.rows)} events are listed '
+            f"({report.rows_left_out} more); wiretap show lists all.</p>"
+        )
 
 
 def _filters() -> str:
@@ -240,35 +162,28 @@ def _filters() -> str:
     )
 
 
-def _section(report: dict[str, Any], n: int) -> Iterator[str]:
-    rec, messages = report["recording"], report["messages"]
+def _section(report: Report, n: int) -> Iterator[str]:
+    rec = report.recording
     yield f'<section class="recording" id="recording-{n}">'
-    yield f"<h2>{escape(str(rec['name']))} <span class=meta>({escape(str(rec['transport']))})</span></h2>"
-    skipped = f", {rec['skipped_lines']} unreadable lines skipped" if rec["skipped_lines"] else ""
+    yield f"<h2>{escape(str(rec.name))} <span class=meta>({escape(str(rec.transport))})</span></h2>"
+    skipped = f", {plural(rec.skipped_lines, 'unreadable line')} skipped" if rec.skipped_lines else ""
     yield (
-        f'<p class="meta">{escape(str(rec["source"]))} · started {escape(str(rec["started"]))} · '
-        f"{_cell(rec['duration'])} s · {messages.get('c2s', 0)} messages in, {messages.get('s2c', 0)} out · "
-        f"{rec['events']} events{skipped}</p>"
+        f'<p class="meta">{escape(str(rec.source))} · started {escape(str(rec.started))} · '
+        f"{fmt(rec.duration)} s · {escape(counts(report))} · {plural(rec.events, 'event')}{skipped}</p>"
     )
     yield _verdicts(report)
-    yield f'<p class="rule">{escape(report["poll_rule"])}.</p>'
+    yield f'<p class="rule">{escape(report.poll_rule)}.</p>'
     yield f'<h3>Timeline</h3><figure class="timeline">{render_svg(timeline_of(report))}</figure>'
-    for title, present, table in (
-        ("Tasks", report["tasks"], _tasks),
-        ("Open questions", report["questions"], _questions),
-        ("Findings", report["findings"], _findings),
-        ("Latency per method", report["latency"], _latency),
-    ):
-        if present:
-            yield f"<h3>{title}</h3>{table(report)}"
+    yield from (table for spec in SPECS if (table := html_table(spec, report)) is not None)
     yield f"<h3>Messages</h3>{_filters()}<div class=messages>"
     yield from _message_items(report)
     yield "</div></section>"
 
 
-def render_html(reports: Sequence[dict[str, Any]], heading: str | None = None) -> str:
-    """One HTML page for one or more reports (a session's recordings), with everything inline."""
-    names = ", ".join(str(r["recording"]["name"]) for r in reports)
+def render_html(reports: Sequence[Report], heading: str | None = None) -> str:
+    """One HTML page for one or more reports, with everything inline. The reports must have been built with
+    ``keep_rows`` (``MAX_MESSAGES``) for the messages to be listed."""
+    names = ", ".join(str(r.recording.name) for r in reports)
     title = heading or f"wiretap report: {names}"
     parts = [
         "<!doctype html>",
@@ -281,8 +196,7 @@ def render_html(reports: Sequence[dict[str, Any]], heading: str | None = None) -
     ]
     if len(reports) > 1:
         links = "".join(
-            f'<li><a href="#recording-{n}">{escape(str(r["recording"]["name"]))}</a></li>'
-            for n, r in enumerate(reports)
+            f'<li><a href="#recording-{n}">{escape(str(r.recording.name))}</a></li>' for n, r in enumerate(reports)
         )
         parts.append(f"<nav><ul>{links}</ul></nav>")
     for n, report in enumerate(reports):

@@ -11,8 +11,10 @@ from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from wiretap.analysis.report import pattern
 from wiretap.export.sequence import CLIENT, SERVER, Line, Sequence
 from wiretap.model import Event
+from wiretap.plural import plural
 from wiretap.recording.reader import open_recording
 from wiretap.render.timeline import ERR, rows
 
@@ -58,7 +60,9 @@ def _collapsed(asked: list[Line], answers: list[Line]) -> Iterator[str]:
     first, last = asked[0], asked[-1]
     gaps = [b.t - a.t for a, b in pairwise(asked)]
     label = first.group[-1] if first.group else ""
-    every = f", every {statistics.median(gaps):.2f} s" if gaps else ""
+    # A back-off shows its steps (0.50, 1.00, 2.00, 4.00, 5.00 ×7 s); a steady run its one interval.
+    steps = pattern(gaps)
+    every = (f", every {statistics.median(gaps):.2f} s" if "," not in steps else f", intervals {steps}") if gaps else ""
     text = f"{first.t:.2f}–{last.t:.2f} s {label} ×{len(asked)}{every}"
     yield _draw(Line(first.t, text, first.arrow, first.frm, first.to))
     if answers:
@@ -74,7 +78,13 @@ def _collapsed(asked: list[Line], answers: list[Line]) -> Iterator[str]:
         failed = any(a.arrow == "--x" for a in answers)
         arrow = "--x" if failed and all(a.arrow == "--x" for a in answers) else "-->>"
         yield _draw(
-            Line(answers[-1].t, f"{len(answers)} answers: {', '.join(shown)}", arrow, answers[0].frm, answers[0].to)
+            Line(
+                answers[-1].t,
+                f"{plural(len(answers), 'answer')}: {', '.join(shown)}",
+                arrow,
+                answers[0].frm,
+                answers[0].to,
+            )
         )
 
 

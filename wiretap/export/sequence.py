@@ -89,6 +89,10 @@ class Sequence:
         if row.lane == LIFE and row.title in _NOTED:
             if row.title == "http end" and row.event.get("outcome") == "complete":
                 return []
+            if row.title == "signal" and "forwarded" not in row.event:
+                # wiretap's own signal (the proxy was stopped), not the client's
+                text = f"{row.t:.2f} s wiretap received {row.event.get('signal', 'a signal')}"
+                return [Line(row.t, text, frm=f"{CLIENT},{self.server}")]
             who = CLIENT if row.event.get("dir") == Direction.C2S.value or row.title == "signal" else self.server
             return [Line(row.t, f"{row.t:.2f} s {row.title}: {clip(row.summary)}", frm=who)]
         return []
@@ -116,7 +120,7 @@ class Sequence:
         text = f"{row.t:.2f} s {row.title} {clip(row.summary)}".rstrip()
         if not is_request and not {"id", "result", "error"} & body.keys() and "rest" not in row.event:
             keys = ", ".join(list(body)[:6])
-            text = f"{row.t:.2f} s JSON body" + (f" ({clip(keys, 60)})" if keys else "")
+            text = f"{row.t:.2f} s {row.title}" + (f" ({clip(keys, 60)})" if keys else "")
         if is_request:
             method = row.method or row.title
             if "id" not in body and "rest" not in row.event:

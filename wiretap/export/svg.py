@@ -33,9 +33,10 @@ from wiretap.export.draw import (
     num,
     text_width,
     tooltip,
+    wrap,
 )
 from wiretap.export.lanes import Moment, Timeline
-from wiretap.export.svg_lane import LANE_HEIGHT, draw_lane
+from wiretap.export.svg_lane import draw_lane, lane_height
 
 _STATE_NAMES = [
     ("submitted", "submitted"),
@@ -131,6 +132,10 @@ def _legend(svg: ET.Element, timeline: Timeline, top: float, dense: bool) -> flo
         items += [("c2s", "message to server"), ("s2c", "message from server"), ("error", "error")]
     if any(m.role == "client-exit" for m in timeline.moments):
         items.append(("client-exit", "client exit"))
+    if any(m.role == "server-exit" for m in timeline.moments):
+        items.append(("server-exit", "server exit"))
+    if any(m.role == "finding" for lane in timeline.lanes for m in lane.marks):
+        items.append(("finding", "flagged (a finding)"))
     if dense:
         items.append(("density", "darker: more per pixel"))
     group = el(svg, "g", class_="legend", font_size=10.5, fill=MUTED)
@@ -142,6 +147,12 @@ def _legend(svg: ET.Element, timeline: Timeline, top: float, dense: bool) -> flo
         _legend_sample(group, key, x, y)
         el(group, "text", text, x=x + 22, y=y + 4)
         x += width
+    keys = [lane.key for lane in timeline.lanes if lane.key]
+    if keys:
+        y += 4
+    for line in (piece for key in keys for piece in wrap(key, 10.5, WIDTH - 16)):
+        y += 14
+        el(group, "text", line, class_="key", x=8.0, y=y + 4)
     return y + 14
 
 
@@ -167,7 +178,7 @@ def _legend_sample(group: ET.Element, key: str, x: float, y: float) -> None:
         )
     elif key == "gap":
         el(group, "path", d=f"M{num(x)} {num(y - 4)}v8m0 -4h16m0 -4v8", stroke=GAP, stroke_width=1.5, fill="none")
-    elif key == "client-exit":
+    elif key in ("client-exit", "server-exit"):
         el(
             group,
             "line",
@@ -175,10 +186,12 @@ def _legend_sample(group: ET.Element, key: str, x: float, y: float) -> None:
             x2=x + 8,
             y1=y - 7,
             y2=y + 7,
-            stroke=ERROR,
+            stroke=ERROR if key == "client-exit" else "#334155",
             stroke_width=1.5,
             stroke_dasharray="3 2",
         )
+    elif key == "finding":
+        el(group, "path", d=f"M{num(x + 8)} {num(y - 4)}l4 7h-8z", fill=ERROR)
     else:
         for dx, opacity in ((0, 0.25), (5, 0.55), (10, 1.0)):
             el(group, "rect", x=x + dx, y=y - 6, width=5.0, height=12.0, fill=POLL, opacity=opacity)
@@ -187,7 +200,7 @@ def _legend_sample(group: ET.Element, key: str, x: float, y: float) -> None:
 def render_svg(timeline: Timeline) -> str:
     """The timeline as a standalone SVG document (UTF-8 text)."""
     scale = Scale(max(timeline.duration, 1e-3))
-    heights = [LANE_HEIGHT[lane.kind] for lane in timeline.lanes]
+    heights = [lane_height(lane) for lane in timeline.lanes]
     bottom = LANES_TOP + sum(heights)
     svg = ET.Element(
         "svg",
@@ -218,10 +231,10 @@ def render_svg(timeline: Timeline) -> str:
     )
     el(svg, "text", fit(timeline.subtitle, 11, WIDTH - 16), class_="subtitle", x=8.0, y=40.0, fill=MUTED)
     y = float(LANES_TOP)
-    for n, lane_height in enumerate(heights):
+    for n, tall in enumerate(heights):
         background = "#f8fafc" if n % 2 == 0 else "#ffffff"
-        el(svg, "rect", class_="lane-bg", x=0.0, y=y, width=float(WIDTH), height=float(lane_height), fill=background)
-        y += lane_height
+        el(svg, "rect", class_="lane-bg", x=0.0, y=y, width=float(WIDTH), height=float(tall), fill=background)
+        y += tall
     _axis(svg, bottom, scale)
     for window in timeline.shaded:
         x0, x1 = scale.x(window.start), scale.x(window.end)

@@ -7,6 +7,7 @@ import math
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 
+from wiretap.analysis.model import label, seconds
 from wiretap.export.draw import (
     BEFORE_STATE,
     ERROR,
@@ -24,10 +25,10 @@ from wiretap.export.draw import (
     Labels,
     Scale,
     el,
-    fit,
     num,
     text_width,
     tooltip,
+    wrap,
 )
 from wiretap.export.lanes import Lane, Mark, Ticks, Window
 
@@ -36,6 +37,7 @@ TICKS_PER_PX = 2
 MIN_GAP_PX = 6
 """A longest gap narrower than this is left to the question's tooltip: a bracket would be a smudge."""
 LANE_HEIGHT = {"task": 60, "tasks": 44, "questions": 44, "traffic": 42}
+DETAIL_SIZE = 10.5
 
 
 def _columns(times: Iterable[float], scale: Scale) -> list[int]:
@@ -143,14 +145,15 @@ def _gap(parent: ET.Element, window: Window, y: float, scale: Scale) -> None:
     if window.gap is None or scale.x(window.gap[1]) - scale.x(window.gap[0]) < MIN_GAP_PX:
         return
     a, b = window.gap
+    gap = window.gap_seconds if window.gap_seconds is not None else b - a
     x0, x1 = scale.x(a), scale.x(b)
-    group = el(parent, "g", class_="gap", stroke=GAP, stroke_width=1.5, data_length=f"{b - a:.3f}")
-    tooltip(group, f"longest gap while the question was open: {b - a:.2f} s ({a:.2f}–{b:.2f} s)")
+    group = el(parent, "g", class_="gap", stroke=GAP, stroke_width=1.5, data_length=f"{gap:.3f}")
+    tooltip(group, f"{label('longest_gap')} while the question was open: {seconds(gap)} ({a:.2f}–{b:.2f} s)")
     el(group, "line", x1=x0, x2=x1, y1=y, y2=y)
     el(group, "line", x1=x0, x2=x0, y1=y - 4, y2=y + 4)
     el(group, "line", x1=x1, x2=x1, y1=y - 4, y2=y + 4)
-    label = f"longest gap {b - a:.2f} s"
-    width = text_width(label, 10)
+    text = f"{label('longest_gap')} {seconds(gap)}"
+    width = text_width(text, 10)
     middle = (x0 + x1) / 2
     anchor, x = "middle", middle
     if middle - width / 2 < LEFT:
@@ -160,7 +163,7 @@ def _gap(parent: ET.Element, window: Window, y: float, scale: Scale) -> None:
     el(
         parent,
         "text",
-        label,
+        text,
         class_="gap-label",
         x=x,
         y=y + 13,
@@ -243,15 +246,27 @@ def _marks(parent: ET.Element, marks: Sequence[Mark], band_y: float, label_y: fl
         )
 
 
+def detail_lines(lane: Lane) -> list[str]:
+    """The lane's detail, wrapped to the title column (never clipped)."""
+    return [piece for line in lane.detail.splitlines() for piece in wrap(line, DETAIL_SIZE, LEFT - 16)]
+
+
+def lane_height(lane: Lane) -> int:
+    """Tall enough for the title and every detail line."""
+    titles = len(wrap(lane.heading or lane.title, 12, LEFT - 16))
+    return max(LANE_HEIGHT[lane.kind], 30 + 14 * (titles - 1) + 13 * len(detail_lines(lane)))
+
+
 def draw_lane(svg: ET.Element, lane: Lane, top: float, scale: Scale) -> bool:
-    height = LANE_HEIGHT[lane.kind]
+    height = lane_height(lane)
     group = el(svg, "g", class_=f"lane {lane.kind}", data_title=lane.title)
-    title = el(
-        group, "text", fit(lane.title, 12, LEFT - 16), x=8.0, y=top + 20, font_size=12, font_weight="600", fill=INK
-    )
-    tooltip(title, lane.title)
-    for n, line in enumerate(lane.detail.splitlines()[: (height - 24) // 13]):
-        detail = el(group, "text", fit(line, 10.5, LEFT - 16), x=8.0, y=top + 34 + 13 * n, font_size=10.5, fill=MUTED)
+    title_lines = wrap(lane.heading or lane.title, 12, LEFT - 16)
+    for n, line in enumerate(title_lines):
+        title = el(group, "text", line, x=8.0, y=top + 20 + 14 * n, font_size=12, font_weight="600", fill=INK)
+        tooltip(title, lane.title)
+    first = top + 34 + 14 * (len(title_lines) - 1)
+    for n, line in enumerate(detail_lines(lane)):
+        detail = el(group, "text", line, x=8.0, y=first + 13 * n, font_size=DETAIL_SIZE, fill=MUTED)
         tooltip(detail, lane.detail)
     for window in lane.windows:
         _window(group, window, top + 3, height - 6, scale)

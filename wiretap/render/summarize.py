@@ -128,7 +128,33 @@ def _first_text(result: dict[str, Any]) -> str:
     return ""
 
 
+def _stream_event(result: dict[str, Any]) -> str | None:
+    """An A2A streaming event (1.0 ``statusUpdate``/``artifactUpdate``/``message``, 0.3 ``kind``)."""
+    status = result.get("statusUpdate") if isinstance(result.get("statusUpdate"), dict) else None
+    if status is None and result.get("kind") == "status-update":
+        status = result
+    if status is not None:
+        final = " (final)" if status.get("final") is True else ""
+        return f"status update: {_task_brief(status)}{final}"
+    artifact = result.get("artifactUpdate") if isinstance(result.get("artifactUpdate"), dict) else None
+    if artifact is None and result.get("kind") == "artifact-update":
+        artifact = result
+    if artifact is not None:
+        named = _d(artifact.get("artifact"))
+        name = named.get("name") or named.get("artifactId") or "?"
+        return f"artifact update: task {artifact.get('taskId', '?')} {name}"
+    message = result.get("message") if isinstance(result.get("message"), dict) else None
+    if message is None and result.get("kind") == "message":
+        message = result
+    if message is not None:
+        return "message: " + _a2a_message({"message": message})
+    return None
+
+
 def _result_text(method: str | None, result: dict[str, Any]) -> str:
+    streamed = _stream_event(result)
+    if streamed is not None:
+        return streamed
     result_type = result.get("resultType")
     if result_type == "task" or ("taskId" in result and "status" in result):
         return _task_brief(result)

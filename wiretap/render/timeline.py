@@ -8,6 +8,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from wiretap import jsonrpc
+from wiretap.analysis.conversation import describe_body
 from wiretap.model import Direction, Event, Kind
 from wiretap.render.summarize import clip, summarize_error, summarize_request, summarize_result
 
@@ -61,26 +63,24 @@ class _Open:
 
 
 class Pairing:
-    """Open requests per direction, so that responses can name their method and latency.
-
-    Over HTTP a response travels in its request's exchange; when two clients use the same id,
-    the request from the response's own exchange wins.
-    """
+    """Open requests per direction, so that responses can name their method and latency (``wiretap.jsonrpc``)."""
 
     def __init__(self) -> None:
-        self._open: dict[tuple[str, str], list[_Open]] = {}
+        self._pairs: jsonrpc.Pairing[_Open] = jsonrpc.Pairing()
+        self.status: dict[Any, int] = {}
+        """The HTTP status of each exchange, to name a body that is not JSON-RPC (``202 Accepted``)."""
 
     def request(self, direction: str, key: Any, method: str, t: float, ex: Any = None) -> None:
-        self._open.setdefault((direction, json.dumps(key)), []).append(_Open(method, t, ex))
+        self._pairs.open(direction, key, _Open(method, t, ex), ex)
 
-    def response(self, direction: str, key: Any, ex: Any = None) -> _Open | None:
-        requester = Direction.S2C.value if direction == Direction.C2S.value else Direction.C2S.value
-        waiting = self._open.get((requester, json.dumps(key)))
-        if not waiting:
-            return None
-        match = next((w for w in waiting if ex is not None and w.ex == ex), waiting[0])
-        waiting.remove(match)
-        return match
+    def response(
+        self, direction: str, key: Any, ex: Any = None, *, error: bool = False, stream: bool = False
+    ) -> _Open | None:
+        """The request answered; an event stream's request stays open for its later events."""
+        if stream:
+            found = self._pairs.find(direction, key, ex, error=error)
+            return found.item if found is not None else None
+        return self._pairs.take(direction, key, ex, error=error)
 
 
 def _message_row(event: Event, pairing: Pairing) -> Row:
@@ -89,12 +89,15 @@ def _message_row(event: Event, pairing: Pairing) -> Row:
     if "rest" in event:
         return _rest_row(event, lane, t, pairing)
     if "msg" not in event:
-        return _raw_row(event, lane)
+        return _raw_row(event, lane, pairing.status.get(event.get("ex")))
     msg = event["msg"]
     if isinstance(msg, list):
         return Row(t, lane, "batch", f"{len(msg)} messages", event)
     if not isinstance(msg, dict):
         return Row(t, lane, "json", clip(json.dumps(msg)), event)
+    if not jsonrpc.is_message(msg):
+        what = describe_body(msg, None, None)
+        return Row(t, lane, what, clip(json.dumps(msg, ensure_ascii=False)), event)
     method = msg.get("method")
     msg_id = msg.get("id")
     if isinstance(method, str):
@@ -107,16 +110,18 @@ def _message_row(event: Event, pairing: Pairing) -> Row:
 
 def _response_row(event: Event, msg: dict[str, Any], lane: str, t: float, pairing: Pairing) -> Row:
     msg_id = msg.get("id")
-    paired = pairing.response(event["dir"], msg_id, event.get("ex"))
-    method, latency = (paired.method, t - paired.t) if paired else (None, None)
     is_error = "error" in msg
+    stream = event.get("sse") is not None
+    paired = pairing.response(event["dir"], msg_id, event.get("ex"), error=is_error, stream=stream)
+    method, latency = (paired.method, t - paired.t) if paired else (None, None)
     took = format_latency(latency) if latency is not None else None
     if is_error:
         outcome = summarize_error(msg["error"]) + (f" after {took}" if took else "")
     else:
         outcome = (f"ok {took} " if took else "") + summarize_result(method, msg.get("result"))
     title = method or "response"
-    return Row(t, lane, title, f"#{msg_id} {outcome}".rstrip(), event, method, msg_id, latency, is_error)
+    tag = f"#{msg_id} " if msg_id is not None else ""
+    return Row(t, lane, title, f"{tag}{outcome}".rstrip(), event, method, msg_id, latency, is_error)
 
 
 def _rest_row(event: Event, lane: str, t: float, pairing: Pairing) -> Row:
@@ -136,10 +141,12 @@ def _rest_row(event: Event, lane: str, t: float, pairing: Pairing) -> Row:
     return Row(t, lane, operation, f"{took}{outcome}".rstrip(), event, operation, None, latency, is_error)
 
 
-def _raw_row(event: Event, lane: str) -> Row:
+def _raw_row(event: Event, lane: str, status: int | None = None) -> Row:
     note = " (not UTF-8)" if "raw_base64" in event else ""
     text = str(event.get("raw", ""))
     summary = f"{clip(repr(text)[1:-1], 60)}{note} [{event.get('size', len(text))} bytes]"
+    if status is not None and "raw_base64" not in event:
+        return Row(float(event["t"]), lane, describe_body(None, text, status), summary, event)
     return Row(float(event["t"]), lane, "raw", summary, event)
 
 
@@ -215,6 +222,10 @@ def row_for(event: Event, pairing: Pairing) -> Row:
     kind = event.get("kind")
     if kind == Kind.MESSAGE:
         return _message_row(event, pairing)
+    if kind == Kind.HTTP_RESPONSE and event.get("ex") is not None:
+        pairing.status[event["ex"]] = int(event.get("status", 0))
+    elif kind == Kind.HTTP_END:
+        pairing.status.pop(event.get("ex"), None)
     if kind == Kind.STDERR:
         return Row(float(event["t"]), ERR, "stderr", str(event.get("text", "")), event)
     title, summary = _lifecycle_summary(event)

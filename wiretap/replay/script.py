@@ -19,32 +19,16 @@ from wiretap.analysis.report import Analysis
 from wiretap.analysis.tasks import Task
 from wiretap.http.a2a_rest import rest_operation
 from wiretap.http.rewrite import CARD_PATHS
+from wiretap.jsonrpc import id_key, is_notification, is_request, is_response
 from wiretap.model import Direction, Event, Kind
 from wiretap.recording.reader import open_recording
 from wiretap.replay.matchers import Request
 from wiretap.replay.volatile import Volatile
 
+__all__ = ["Json", "Step", "id_key", "is_notification", "is_request", "is_response"]
+
 Json = dict[str, Any]
 POLL_METHODS = frozenset({"tasks/get", "GetTask"})
-
-
-def id_key(value: Any) -> Hashable:
-    """A dict key for a JSON-RPC id that keeps 1, "1" and true apart."""
-    if isinstance(value, str | int | float | None):
-        return (type(value).__name__, value)
-    return ("json", json.dumps(value, sort_keys=True))
-
-
-def is_request(message: Json) -> bool:
-    return isinstance(message.get("method"), str) and "id" in message
-
-
-def is_notification(message: Json) -> bool:
-    return isinstance(message.get("method"), str) and "id" not in message
-
-
-def is_response(message: Json) -> bool:
-    return "method" not in message and ("result" in message or "error" in message)
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from wiretap.analysis.report import report_recording
+from wiretap.analysis.report import build_report
 from wiretap.export.lanes import timeline_of
 from wiretap.export.svg import render_svg
 from wiretap.ui.source import Source
@@ -34,8 +34,8 @@ def _digest(report: dict[str, Any]) -> dict[str, Any]:
 
 def _one(path: Path, name: str, client_exited: float | None) -> dict[str, Any]:
     try:
-        report = report_recording(path, client_exited_monotonic=client_exited)
-        return {"name": name, "report": _digest(report), "svg": render_svg(timeline_of(report))}
+        report = build_report(path, client_exited_monotonic=client_exited, timeline=True)
+        return {"name": name, "report": _digest(report.to_dict()), "svg": render_svg(timeline_of(report))}
     except Exception as exc:  # a recording the analyses choke on must not stop the others' reports
         return {"name": name, "error": f"{path.name}: cannot report it: {exc!r}"[:500]}
 
