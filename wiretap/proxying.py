@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from wiretap.model import Header, Kind
 from wiretap.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
+from wiretap.redact import redact_url
 from wiretap.tapping import open_writer
 from wiretap.transports.http import HttpProxy, ProxyConfig
 
@@ -47,8 +48,10 @@ def ssl_context(cafile: Path | None, insecure: bool) -> ssl.SSLContext | bool | 
 
 async def _serve(proxy: HttpProxy, host: str, port: int, announce: IO[str]) -> None:
     url = await proxy.start(host, port)
-    proxy.recorder.event(Kind.LISTEN, url=url, upstream=proxy.config.upstream)
-    print(url, file=announce, flush=True)
+    shown = redact_url if proxy.recorder.redact else str
+    proxy.recorder.event(Kind.LISTEN, url=shown(url), upstream=shown(proxy.config.upstream))
+    # A pipe gets the URL to use (a session's client needs it whole); a terminal, the URL to read.
+    print(redact_url(url) if announce.isatty() else url, file=announce, flush=True)
     stop = asyncio.Event()
 
     def stop_on(signum: int) -> None:
@@ -87,7 +90,7 @@ def proxy(
         argv=[],
         started_epoch=started,
         redacted=redact,
-        extra={"upstream": upstream},
+        extra={"upstream": redact_url(upstream) if redact else upstream},
     )
     recorder = Recorder(writer, header, redact=redact, stderr=stderr)
     print(f"wiretap: recording to {writer.path}", file=stderr, flush=True)

@@ -25,6 +25,7 @@ from wiretap.clients import client_for
 from wiretap.clients.servers import Server
 from wiretap.model import utc_iso_ms
 from wiretap.paths import safe_name, utc_stamp
+from wiretap.redact import redact_argv
 from wiretap.transports.process import die_with_parent
 
 DEFAULT_DIR = Path("wiretap-sessions")
@@ -168,7 +169,7 @@ class Session:
             "kind": "wiretap-session",
             "format": 1,
             "client": self.client.NAME,
-            "client_argv": list(argv),
+            "client_argv": redact_argv(list(argv)),
             "cwd": str(cwd),
             "started": utc_iso_ms(self.started),
             "started_monotonic": round(self.started_monotonic, 6),

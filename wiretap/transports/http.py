@@ -30,6 +30,7 @@ from wiretap.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
 from wiretap.model import Direction, Event, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.streams import BodyStream, SSEStream
+from wiretap.redact import redact_query, redact_url
 from wiretap.sse import SSEDecoder
 
 _FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
@@ -221,8 +222,8 @@ class _Exchange:
             ex=self.ex,
             conn=self.conn,
             method=request.method,
-            path=request.rel_url.path,
-            query=request.rel_url.raw_query_string or None,
+            path=redact_url(request.rel_url.path) if redact else request.rel_url.path,
+            query=(redact_query(query) if redact else query) if (query := request.rel_url.raw_query_string) else None,
             version=f"{request.version.major}.{request.version.minor}",
             headers=recorded_headers(_text_pairs(request.raw_headers), redact=redact),
         )
@@ -300,7 +301,7 @@ class _Exchange:
         reason = str(exc) or type(exc).__name__
         text = f"wiretap: cannot reach upstream {self.proxy.config.upstream}: {reason}"
         self.outcome = "upstream_error"
-        self.proxy.warn(f"{self.request.method} {self.request.rel_url}: cannot reach upstream: {reason}")
+        self.proxy.warn(redact_url(f"{self.request.method} {self.request.rel_url}: cannot reach upstream: {reason}"))
         self.recorder.event(Kind.ERROR, ex=self.ex, error="upstream_unreachable", message=reason)
         self.recorder.event(
             Kind.HTTP_RESPONSE, ex=self.ex, status=502, reason="Bad Gateway", generated=True, headers={}
