@@ -4,11 +4,13 @@ and nothing harmless is touched (tests/corpora/secrets.jsonl and harmless.jsonl)
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from taprun import run_tap
 
 from wiretap.http.headers import recorded_headers
 from wiretap.messages import record_frame
@@ -132,3 +134,27 @@ def test_a_clean_message_is_recorded_verbatim() -> None:
         frame = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": text}]}})
         recorded = record_frame(frame.encode(), redact=True)
         assert recorded.msg_bytes == frame.encode() and "redacted" not in recorded.fields, text
+
+
+_ECHO_TO_STDERR = (
+    "import json, sys\n"
+    "for line in sys.stdin:\n"
+    "    request = json.loads(line)\n"
+    "    for text in request['params']['texts']:\n"
+    "        print(text.replace('\\n', ' '), file=sys.stderr, flush=True)\n"
+    "        print(json.dumps({'level': 'info', 'msg': text}), file=sys.stderr, flush=True)\n"
+    "    print(json.dumps({'jsonrpc': '2.0', 'id': request['id'], 'result': request['params']}), flush=True)\n"
+)
+
+
+def test_a_tapped_server_leaks_no_secret_into_its_recording_or_file_name(tmp_path: Path) -> None:
+    texts = [row["text"] for row in SECRETS]
+    argv_secret = SECRETS[0]["text"].split()[1]
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"texts": texts}}
+    server = [sys.executable, "-c", _ECHO_TO_STDERR, argv_secret, "--token", "t0ken-in-argv-123"]
+    recording = tmp_path / "rec.jsonl"
+    run = run_tap(recording, server, [json.dumps(request).encode() + b"\n"])
+    written = recording.read_text()
+    assert len(run.messages()) == 2 and len(run.of_kind("stderr")) == 2 * len(texts)
+    leaked = [row["shape"] for row in SECRETS if _leaks(row["secret"], written)]
+    assert leaked == [] and "t0ken-in-argv-123" not in written and argv_secret not in written
