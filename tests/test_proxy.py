@@ -112,7 +112,8 @@ def test_a_client_leaving_mid_stream_is_passed_on_and_recorded(upstream: Upstrea
     with running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy:
         parts = urlsplit(proxy.url)
         with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
-            sock.sendall(b"GET /sse-forever HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+            host = f"{parts.hostname}:{parts.port}".encode()
+            sock.sendall(b"GET /sse-forever HTTP/1.1\r\nHost: " + host + b"\r\nAccept: text/event-stream\r\n\r\n")
             received = b""
             while b"tick" not in received:
                 received += sock.recv(4096)

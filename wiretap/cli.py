@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from wiretap import __version__
 from wiretap.export.command import export
+from wiretap.http.guard_options import guard_options, guard_settings
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
 from wiretap.render.console import printer_for
@@ -61,6 +63,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
     help="Trust this CA (PEM) for an https upstream.",
 )
 @click.option("--insecure", is_flag=True, help="Do not verify an https upstream's certificate.")
+@guard_options
 def proxy(
     upstream: str,
     listen: str,
@@ -69,6 +72,7 @@ def proxy(
     no_redact: bool,
     upstream_cafile: Path | None,
     insecure: bool,
+    **guard: Any,
 ) -> None:
     """Proxy an MCP Streamable HTTP server or an A2A agent, streaming, and record every message.
 
@@ -85,6 +89,7 @@ def proxy(
             name=name,
             redact=not no_redact,
             tls=ssl_context(upstream_cafile, insecure),
+            **guard_settings(guard),
         )
     except BadUpstream as exc:
         raise click.BadParameter(str(exc)) from None

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import urlsplit
 
+from wiretap.http.guard import Limits, is_loopback
 from wiretap.model import Header, Kind
 from wiretap.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
@@ -36,6 +37,22 @@ def parse_listen(listen: str) -> tuple[str, int]:
     if not port.isdigit() or not 0 <= int(port) <= 65535:
         raise BadUpstream(f"--listen must be HOST:PORT (PORT 0 for a free one), not {listen!r}")
     return host, int(port)
+
+
+def check_listen(host: str, expose: bool, stderr: IO[str]) -> None:
+    if is_loopback(host):
+        return
+    if not expose:
+        raise BadUpstream(
+            f"--listen {host} reaches beyond this machine's loopback; pass --expose to mean it "
+            "(and --allow-host NAME for the names clients will use)"
+        )
+    print(
+        f"wiretap: warning: listening on {host}: anyone who can reach this machine can reach the upstream "
+        "through wiretap (requests must still name an allowed Host)",
+        file=stderr,
+        flush=True,
+    )
 
 
 def ssl_context(cafile: Path | None, insecure: bool) -> ssl.SSLContext | bool | None:
@@ -75,12 +92,17 @@ def proxy(
     name: str | None,
     redact: bool,
     tls: ssl.SSLContext | bool | None = None,
+    allow_hosts: frozenset[str] = frozenset(),
+    allow_origins: frozenset[str] = frozenset(),
+    limits: Limits | None = None,
+    expose: bool = False,
     announce: IO[str] = sys.stdout,
     stderr: IO[str] = sys.stderr,
 ) -> None:
     """Run the proxy until SIGINT or SIGTERM; print the URL clients should use on ``announce``."""
     check_upstream(upstream)
     host, port = parse_listen(listen)
+    check_listen(host, expose, stderr)
     started = time.time()
     name = name or safe_name(urlsplit(upstream).hostname or "upstream")
     writer = open_writer(recording_path(out, name, started), stderr)
@@ -94,7 +116,8 @@ def proxy(
     )
     recorder = Recorder(writer, header, redact=redact, stderr=stderr)
     print(f"wiretap: recording to {writer.path}", file=stderr, flush=True)
-    http_proxy = HttpProxy(ProxyConfig(upstream, tls), recorder, stderr=stderr)
+    config = ProxyConfig(upstream, tls, allow_hosts, allow_origins, limits or Limits())
+    http_proxy = HttpProxy(config, recorder, stderr=stderr)
     try:
         asyncio.run(_serve(http_proxy, host, port, announce))
     finally:
