@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from wiretap.clients import client_for
 from wiretap.clients.servers import Server
+from wiretap.files import private_dirs, write_private
 from wiretap.model import utc_iso_ms
 from wiretap.paths import safe_name, utc_stamp
 from wiretap.redact import redact_argv
@@ -44,7 +45,8 @@ class Wrapped:
 
 def new_session_dir(out: Path | None, started: float) -> Path:
     folder = out if out is not None else DEFAULT_DIR / utc_stamp(started)
-    folder.mkdir(parents=True, mode=0o700, exist_ok=out is not None)
+    private_dirs(folder.parent)
+    folder.mkdir(mode=0o700, exist_ok=out is not None)
     return folder
 
 
@@ -83,7 +85,7 @@ def _start_proxy(server: Server, recording: Path, log: Path) -> tuple[subprocess
         "--name",
         server.name,
     ]
-    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as log_file:
+    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), "w") as log_file:
         # Its own session keeps the terminal's Ctrl-C away from it; the parent-death signal keeps it
         # from outliving us.
         proc = subprocess.Popen(
@@ -234,10 +236,7 @@ class Session:
         self.manifest["servers"] = [self._server_entry(w, running) for w in self.wrapped]
         self.manifest["not_wrapped"] = self.skipped
         path = self.folder / MANIFEST
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(self.manifest, indent=2) + "\n")
-        temporary.chmod(0o600)
-        temporary.replace(path)
+        write_private(path, json.dumps(self.manifest, indent=2) + "\n")
 
     @staticmethod
     def _server_entry(wrapped: Wrapped, running: bool) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from wiretap.files import write_private
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
 from wiretap.sessions import NotASession, is_session, open_session
@@ -96,6 +97,6 @@ def export(recording: Path, fmt: str | None, out: Path | None) -> None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
     try:
-        out.write_text(text, encoding="utf-8")
+        write_private(out, text)
     except OSError as exc:
         raise click.ClickException(f"{out}: {exc.strerror or exc}") from None
