@@ -13,6 +13,7 @@ expect:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,16 @@ def _culprit(node: yaml.Node, sizes: dict[int, int]) -> yaml.Node:
         node = later[0]
 
 
+# PyYAML's scanner takes time quadratic in a run of flow openers ("[[[[…"): refused before scanning.
+_OPENERS = re.compile(r"(?:[\[{][ \t]*){" + str(MAX_DEPTH + 1) + "}")
+
+
 def _parse(path: Path, text: str) -> tuple[yaml.Node | None, Any]:
+    if (run := _OPENERS.search(text)) is not None:
+        line = text.count("\n", 0, run.end()) + 1
+        raise BadExpectations(
+            f"{path}:{line}: too large to be an expectations file: nested deeper than {MAX_DEPTH} levels"
+        )
     loader = _LimitedLoader(text)
     try:
         root = loader.get_single_node()
