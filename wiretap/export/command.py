@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from wiretap.export.xmlsafe import encodable, xml_safe
 from wiretap.files import write_private
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
@@ -23,6 +24,11 @@ class NothingToExport(click.ClickException):
 
 
 def render(recording: Path, fmt: str) -> str:
+    text = _render(recording, fmt)
+    return xml_safe(text) if fmt in ("svg", "html") else encodable(text)
+
+
+def _render(recording: Path, fmt: str) -> str:
     """The export of a recording (or a session folder, as HTML) as text.
 
     Raises NotARecording, UnsupportedFormat, NotASession, click.ClickException, OSError."""
