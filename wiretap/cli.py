@@ -17,6 +17,7 @@ from wiretap.recording.reader import NotARecording
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
 from wiretap.replay.cli import replay
+from wiretap.scrub_command import scrub
 from wiretap.sessions import NotASession, is_session, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
@@ -321,6 +322,7 @@ def quiet_broken_pipe() -> None:
 
 cli.add_command(replay)
 cli.add_command(export)
+cli.add_command(scrub)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -144,6 +144,16 @@ class Rule:
     key_group: bool = False
     """The rule matches ``key`` and ``s``: it redacts when ``key`` names a secret and ``s`` can be one."""
     query: bool = False
+    finds: tuple[str, ...] = ()
+    """Where to look (lower-case literals, the anchors unless given): the regex runs only near them."""
+    before: int = 8
+    """How far before a found literal a match can start..."""
+    after: int = 8192
+    """...and how far after it a match can end."""
+
+    @property
+    def looks_for(self) -> tuple[str, ...]:
+        return self.finds or self.anchors
 
 
 _B = r"(?<![A-Za-z0-9_-])"  # a token starts at a token-like boundary...
@@ -182,68 +192,94 @@ TOKEN_RULES = (
     _token("age", "age-secret-key-", r"AGE-SECRET-KEY-1[0-9A-Z]{50,}"),
     Rule(
         "bearer",
-        re.compile(r"(?i:bearer)[ \t]+(?P<s>[A-Za-z0-9._~+/=-]{8,})(?![A-Za-z0-9._~+/=-])"),
+        re.compile(r"(?i:bearer)[ \t]+(?P<s>[A-Za-z0-9._~+/=-]{8,4096})(?![A-Za-z0-9._~+/=-])"),
         ("bearer",),
         _bearer,
     ),
     Rule(
         "basic",
-        re.compile(r"(?i:basic)[ \t]+(?P<s>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"),
+        re.compile(r"(?i:basic)[ \t]+(?P<s>[A-Za-z0-9+/]{6,4096}={0,2})(?![A-Za-z0-9+/=])"),
         ("basic",),
         _basic_credentials,
     ),
 )
 
 
+def _endings(keys: tuple[str, ...]) -> set[str]:
+    return {" ".join(k.split()[-2:]) if k.endswith(" id") else k.split()[-1] for k in keys}
+
+
 def _key_pattern(keys: tuple[str, ...], chars: str) -> str:
     """A key ending the way a secret-naming key ends (``names_secret`` still decides)."""
-    endings = {" ".join(k.split()[-2:]) if k.endswith(" id") else k.split()[-1] for k in keys}
+    endings = _endings(keys)
     words = sorted((re.escape(e).replace(r"\ ", "[-_. ]?") for e in endings), key=len, reverse=True)
     return rf"(?P<key>{chars}{{0,80}}?(?i:{'|'.join(words)}))"
 
 
 _KEY = _key_pattern(SECRET_KEYS, "[A-Za-z0-9_.-]")
+_KEY_WORDS = tuple(sorted({e.split()[-1] for e in _endings(SECRET_KEYS)}))
+_QUERY_KEY_WORDS = tuple(sorted({e.split()[-1] for e in _endings(SECRET_KEYS + QUERY_ONLY_KEYS)}))
+# What follows a key a key rule can match: closing quotes, blanks, then "=" or ":".
+KEY_FOLLOWED = re.compile(r"""[\\"']{0,3}\s{0,8}[=:]""")
 _QUERY_KEY = _key_pattern(SECRET_KEYS + QUERY_ONLY_KEYS, r"[^=&#?\s\"'<>\\]")
 CONTEXT_RULES = (
     Rule(
         "pem-private-key",
         re.compile(r"-----BEGIN[A-Z ]{0,20} PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z ]{0,20}-----|\Z)", re.S),
         ("-----begin",),
+        before=0,
+        after=20_000,
     ),
     Rule(
         "url-userinfo",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://(?P<s>[^\s/?#@\"'<>\\]+)@"),
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://(?P<s>[^\s/?#@\"'<>\\]{1,256})@"),
         ("@",),
         _userinfo,
+        finds=("://",),
+        before=21,
+        after=260,
     ),
     Rule(
         "url-query",
-        re.compile(r"[?&;]" + _QUERY_KEY + r"=(?P<s>[^=&#?\s\"'<>\\]+)"),
+        re.compile(r"[?&;]" + _QUERY_KEY + r"=(?P<s>[^=&#?\s\"'<>\\]{1,1024})"),
         KEY_ANCHORS,
         key_group=True,
         query=True,
+        finds=_QUERY_KEY_WORDS,
+        before=100,
+        after=1100,
     ),
     Rule(
         "json-pair",
         re.compile(r'"' + _KEY + r'\\*"\s*:\s*\\*"(?P<s>(?:[^"\\\n]|\\[^"\n]){1,4096})\\*"'),  # also JSON in JSON
         KEY_ANCHORS,
         key_group=True,
+        finds=_KEY_WORDS,
+        before=100,
+        after=8400,
     ),
     Rule(
         "assignment",
         re.compile(
             r"(?<![A-Za-z0-9_.$-])-{0,2}"
             + _KEY
-            + r"""[ \t]*=[ \t]*(?:\\?"(?P<dq>[^"\\\n]*)\\?"|'(?P<sq>[^'\n]*)'|(?P<s>[^\s"'&;,<>=\\]+))"""
+            + r"""[ \t]*=[ \t]*(?:\\?"(?P<dq>[^"\\\n]{0,1024})\\?"|'(?P<sq>[^'\n]{0,1024})'"""
+            + r"""|(?P<s>[^\s"'&;,<>=\\]{1,1024}))"""
         ),
         KEY_ANCHORS,
         key_group=True,
+        finds=_KEY_WORDS,
+        before=100,
+        after=1100,
     ),
     Rule(
         "colon",
-        re.compile(r"(?<![A-Za-z0-9_.-])" + _KEY + r"""["']?[ \t]*:[ \t]*["']?(?P<s>[^\s"',{}][^\r\n"',{}]*)"""),
+        re.compile(r"(?<![A-Za-z0-9_.-])" + _KEY + r"""["']?[ \t]*:[ \t]*["']?(?P<s>[^\s"',{}][^\r\n"',{}]{0,1024})"""),
         KEY_ANCHORS,
         key_group=True,
+        finds=_KEY_WORDS,
+        before=100,
+        after=1100,
     ),
 )
 
