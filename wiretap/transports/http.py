@@ -492,6 +492,11 @@ class _Exchange:
         await response.write_eof()
 
     def _record_rewrite(self, what: str, changed: list[dict[str, str]], left_alone: list[dict[str, str]]) -> None:
+        shown_changed, shown_left = (
+            [{k: redact_url(v) for k, v in i.items()} for i in x] for x in (changed, left_alone)
+        )
+        if self.recorder.redact:
+            changed, left_alone = shown_changed, shown_left
         self.recorder.event(Kind.REWRITE, ex=self.ex, what=what, changed=changed, left_alone=left_alone)
-        for item in left_alone:
+        for item in shown_left:
             self.proxy.warn(f"{what}: {item['field']} points at another host ({item['url']}); left alone, not proxied")
