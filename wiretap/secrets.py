@@ -274,7 +274,7 @@ CONTEXT_RULES = (
     ),
     Rule(
         "colon",
-        re.compile(r"(?<![A-Za-z0-9_.-])" + _KEY + r"""["']?[ \t]*:[ \t]*["']?(?P<s>[^\s"',{}][^\r\n"',{}]{0,1024})"""),
+        re.compile(r"(?<![A-Za-z0-9_.-])" + _KEY + r"""["']?[ \t]*:[ \t]*["']?(?P<s>[^\s"',{}][^\r\n"',{}]{0,255})"""),
         KEY_ANCHORS,
         key_group=True,
         finds=_KEY_WORDS,
