@@ -15,9 +15,10 @@ from typing import Any
 from urllib.parse import unquote
 
 from wiretap.secrets import (
-    ANCHORS,
     ESCAPED_ASCII,
     KEY_FOLLOWED,
+    PIVOTED,
+    PLAIN_ANCHORS,
     RULES,
     Rule,
     can_be_secret,
@@ -75,7 +76,9 @@ def may_hold_token(text: str) -> bool:
     if ESCAPED_ASCII.search(text) is not None:
         return True
     lower = text.lower()
-    return any(anchor in lower for anchor in ANCHORS)
+    return any(anchor in lower for anchor in PLAIN_ANCHORS) or any(
+        pivot in lower and any(anchor in lower for anchor in group) for pivot, group in PIVOTED.items()
+    )
 
 
 def may_need_redaction(json_text: str) -> bool:

@@ -83,7 +83,9 @@ def names_password(key: str) -> bool:
 
 
 def _anchor(key: str) -> str:
-    return max(key.split(), key=len)
+    # "api key", "access key", "secret key"...: one scan for "key" serves them all ("id" is everywhere)
+    words = key.split()
+    return words[-2] if words[-1] == "id" else words[-1]
 
 
 KEY_ANCHORS = tuple(sorted({_anchor(k) for k in SECRET_KEYS + QUERY_ONLY_KEYS}))
@@ -287,5 +289,9 @@ RULES = TOKEN_RULES + CONTEXT_RULES
 _ALL_ANCHORS = {anchor for rule in RULES for anchor in rule.anchors}
 # An anchor that holds another is implied by it: the pre-check scans for the others only.
 ANCHORS = tuple(sorted(a for a in _ALL_ANCHORS if not any(b != a and b in a for b in _ALL_ANCHORS)))
+# Anchors holding one of these rarer characters are looked for only when the character occurs at all.
+PIVOTS = "@_.-"
+PIVOTED = {pivot: tuple(a for a in ANCHORS if pivot in a) for pivot in PIVOTS}
+PLAIN_ANCHORS = tuple(a for a in ANCHORS if not any(p in a for p in PIVOTS))
 # A JSON text can spell any ASCII character as an escape, hiding an anchor from a scan of the raw text.
 ESCAPED_ASCII = re.compile(r"\\u00[2-7][0-9a-fA-F]")
