@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import http.client
+import os
+import pty
 import select
 import socket
 import subprocess
@@ -250,3 +252,23 @@ def test_the_upstream_url_s_credentials_stay_out_of_the_recording(raw_upstream: 
     assert "s3cret-pass-123" not in written and "k3y-abc-999" not in written
     assert "k3y-abc-999" in proxy.url  # a pipe gets the URL to use, whole
     assert raw_upstream.heads[0].startswith(b"GET /mcp?api_key=k3y-abc-999&x=1 ")
+
+
+def test_a_terminal_is_shown_the_proxy_url_without_the_upstream_s_secrets(
+    raw_upstream: RawUpstream, tmp_path: Path
+) -> None:
+    controller, terminal = pty.openpty()
+    command = [sys.executable, "-m", "wiretap", "proxy", "-o", str(tmp_path / "r.jsonl")]
+    proc = subprocess.Popen(
+        [*command, "-u", f"{raw_upstream.url}/mcp?api_key=k3y-abc-999"], stdout=terminal, stderr=subprocess.PIPE
+    )
+    os.close(terminal)
+    shown = b""
+    while b"\n" not in shown:
+        readable, _, _ = select.select([controller], [], [], 20)
+        assert readable, "the proxy printed no URL"
+        shown += os.read(controller, 4096)
+    proc.terminate()
+    proc.communicate(timeout=20)
+    os.close(controller)
+    assert b"/mcp?api_key=[redacted:" in shown and b"k3y-abc-999" not in shown
