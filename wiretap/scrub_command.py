@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.progress import Progress
 
 from wiretap.scrubbing import Scrubber, scrub_recording, scrub_session
+
+
+@contextmanager
+def _progress(source: Path) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar on stderr when it is a terminal; nothing otherwise."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    files = [p for p in source.iterdir() if p.suffix == ".jsonl"] if source.is_dir() else [source]
+    with Progress(transient=True, console=Console(stderr=True)) as progress:
+        task = progress.add_task("scrubbing", total=sum(f.stat().st_size for f in files))
+        yield lambda n: progress.advance(task, n)
 
 
 def _default_out(source: Path) -> Path:
@@ -36,10 +53,11 @@ def scrub(source: Path, out: Path | None, drop_stderr: bool, methods: tuple[str,
     dropped = frozenset(m.strip() for spec in methods for m in spec.split(",") if m.strip())
     scrubber = Scrubber(drop_stderr=drop_stderr, drop_bodies=dropped)
     try:
-        if source.is_dir():
-            scrub_session(source, target, scrubber)
-        else:
-            scrub_recording(source, target, scrubber)
+        with _progress(source) as advance:
+            if source.is_dir():
+                scrub_session(source, target, scrubber, advance)
+            else:
+                scrub_recording(source, target, scrubber, advance)
     except (OSError, ValueError) as exc:
         raise click.ClickException(f"{source}: {getattr(exc, 'strerror', None) or exc}") from None
     click.echo(str(target))

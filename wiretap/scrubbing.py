@@ -11,7 +11,7 @@ import os
 import re
 import socket
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,19 +126,31 @@ class Scrubber:
                 yield bytes(encode_event(scrubbed)[0])
 
 
-def scrub_recording(source: Path, target: Path, scrubber: Scrubber) -> None:
+def scrub_recording(
+    source: Path, target: Path, scrubber: Scrubber, advance: Callable[[int], None] | None = None
+) -> None:
+    """``advance`` is told how many bytes of ``source`` each line was (for a progress bar)."""
     with source.open("rb") as f:
-        write_private(target, b"".join(scrubber.lines(f)))
+        lines: Iterable[bytes] = f if advance is None else _counted(f, advance)
+        write_private(target, b"".join(scrubber.lines(lines)))
 
 
-def scrub_session(source: Path, target: Path, scrubber: Scrubber) -> list[Path]:
+def _counted(lines: Iterable[bytes], advance: Callable[[int], None]) -> Iterator[bytes]:
+    for line in lines:
+        advance(len(line))
+        yield line
+
+
+def scrub_session(
+    source: Path, target: Path, scrubber: Scrubber, advance: Callable[[int], None] | None = None
+) -> list[Path]:
     """Every recording, the manifest and the proxy logs of a session folder, scrubbed into ``target``."""
     private_dirs(target)
     written: list[Path] = []
     for path in sorted(source.iterdir()):
         out = target / path.name
         if path.suffix == ".jsonl":
-            scrub_recording(path, out, scrubber)
+            scrub_recording(path, out, scrubber, advance)
         elif path.suffix == ".json":
             document = json.loads(path.read_text(encoding="utf-8"))
             scrubber.learn(document)
