@@ -4,12 +4,15 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wiretap.messages import record_frame
 from wiretap.redact import (
     Redactor,
     may_need_redaction,
     redact_argv,
+    redact_header,
     redact_json,
     redact_text,
+    redact_url,
 )
 from wiretap.secrets import ANCHORS, KEY_ANCHORS, RULES
 
@@ -160,3 +163,29 @@ def _joined(fragments: list[str], most: int) -> st.SearchStrategy[str]:
 def test_the_pre_check_never_passes_over_json_the_redactor_would_change(value: object, ascii_only: bool) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only)
     assert redact_json(json.loads(text))[1] == 0 or may_need_redaction(text)
+
+
+_ANY_TEXT = (
+    st.text(st.characters(exclude_categories=[]), max_size=60)
+    | _joined(_FRAGMENTS, 10)
+    | _joined(["\ud800", "\udfff", "\x00", "token=", "Bearer ", "ghp_", "{", '"', "\u212a"], 12)
+)
+
+
+@settings(max_examples=300)
+@given(
+    _ANY_TEXT,
+    st.recursive(
+        _ANY_TEXT | st.integers() | st.floats() | st.booleans() | st.none(),
+        lambda children: st.lists(children, max_size=3) | st.dictionaries(_ANY_TEXT, children, max_size=3),
+        max_leaves=10,
+    ),
+)
+def test_the_redactor_never_raises_whatever_it_is_given(text: str, value: object) -> None:
+    redact_text(text)
+    redact_json(value)
+    redact_argv([text, "--token", text])
+    redact_url(text)
+    redact_header(text, text)
+    record_frame(text.encode("utf-8", "surrogatepass"), redact=True)
+    record_frame(json.dumps(value).encode(), redact=True)
