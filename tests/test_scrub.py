@@ -102,3 +102,11 @@ def test_a_session_folder_is_scrubbed_whole(tmp_path: Path) -> None:
     for path in copy.iterdir():
         assert SECRET not in path.read_text() and os.getcwd() not in path.read_text(), path.name
     assert json.loads((copy / "manifest.json").read_text())["cwd"] == "<cwd>"
+
+
+def test_a_file_that_is_not_a_recording_is_refused_in_one_line(tmp_path: Path) -> None:
+    other = tmp_path / "notes.txt"
+    other.write_text("token=abc123 and more\n")
+    result = wiretap("scrub", str(other))
+    assert result.returncode == 1 and result.stderr == f"Error: {other}: not a wiretap recording (no header line)\n"
+    assert not (tmp_path / "notes.scrubbed.txt").exists()

@@ -131,8 +131,23 @@ def scrub_recording(
 ) -> None:
     """``advance`` is told how many bytes of ``source`` each line was (for a progress bar)."""
     with source.open("rb") as f:
+        if not _is_header(f.readline()):
+            raise NotARecording("not a wiretap recording (no header line)")
+        f.seek(0)
         lines: Iterable[bytes] = f if advance is None else _counted(f, advance)
         write_private(target, b"".join(scrubber.lines(lines)))
+
+
+class NotARecording(ValueError):
+    pass
+
+
+def _is_header(line: bytes) -> bool:
+    try:
+        first = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(first, dict) and first.get("kind") == "header"
 
 
 def _counted(lines: Iterable[bytes], advance: Callable[[int], None]) -> Iterator[bytes]:
