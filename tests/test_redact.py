@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from wiretap.messages import record_frame
 from wiretap.redact import (
+    LineRedactor,
     Redactor,
     may_need_redaction,
     redact_argv,
@@ -189,3 +190,12 @@ def test_the_redactor_never_raises_whatever_it_is_given(text: str, value: object
     redact_header(text, text)
     record_frame(text.encode("utf-8", "surrogatepass"), redact=True)
     record_frame(json.dumps(value).encode(), redact=True)
+
+
+def test_a_private_key_written_line_by_line_is_hidden_whole() -> None:
+    body = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "Zm9vYmFyYmF6cXV4cXV1eHF1dXhxdXV4cXV1eHF1dXhxdXV4"]
+    lines = ["starting", "-----BEGIN PRIVATE KEY-----", *body, "-----END PRIVATE KEY-----", "ready"]
+    redactor = LineRedactor()
+    shown = [redactor.line(line) for line in lines]
+    assert shown[0] == "starting" and shown[-1] == "ready"
+    assert all(MARK.fullmatch(line) for line in shown[1:-1])

@@ -233,6 +233,28 @@ class Redactor:
         return out
 
 
+_PEM_BEGIN = re.compile(r"-----BEGIN[A-Z ]{0,20} PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END[A-Z ]{0,20}-----")
+
+
+class LineRedactor:
+    """Redacts a stream one line at a time (a server's stderr), remembering what spans lines: a PEM
+    private key written line by line is hidden whole, not only its BEGIN line."""
+
+    def __init__(self, redactor: Redactor | None = None) -> None:
+        self._redactor = redactor or _DEFAULT
+        self._in_key = False
+
+    def line(self, text: str) -> str:
+        if self._in_key:
+            self._in_key = _PEM_END.search(text) is None
+            return self._redactor.mark(text) if text.strip() else text
+        begin = _PEM_BEGIN.search(text)
+        if begin is not None and _PEM_END.search(text, begin.end()) is None:
+            self._in_key = True
+        return self._redactor.text(text)[0]
+
+
 _DEFAULT = Redactor()
 
 
