@@ -15,6 +15,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -132,7 +133,7 @@ def test_an_empty_file_is_status_2_naming_it(command: list[str], tmp_path: Path)
 
 
 def test_binary_garbage_as_expectations_is_status_2_naming_the_file(garbage: Path) -> None:
-    assert one_error("check", DEMO, "--expect", garbage) == (2, f"{garbage}: not UTF-8 text, not an expectations file")
+    assert one_error("check", DEMO, "--expect", garbage) == (2, f"{garbage}:2: not UTF-8 text")
 
 
 def test_a_plain_folder_is_status_2_with_a_clear_reason_for_every_command(tmp_path: Path) -> None:
@@ -176,9 +177,17 @@ def test_a_time_window_that_cannot_hold_anything_is_a_usage_error() -> None:
     assert code == 2 and "--since 5 is after --until 1" in message
 
 
-def test_exporting_into_a_missing_folder_is_status_3_naming_the_file(tmp_path: Path) -> None:
+def test_exporting_into_a_missing_folder_creates_it_private(tmp_path: Path) -> None:
     target = tmp_path / "missing" / "out.svg"
-    assert one_error("export", DEMO, "--out", target) == (3, f"{target}: No such file or directory")
+    assert run("export", DEMO, "--out", target)[0] == 0
+    assert stat.S_IMODE(target.parent.stat().st_mode) == 0o700 and stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_exporting_where_a_file_stands_in_for_the_folder_is_status_3_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    target = tmp_path / "file" / "out.svg"
+    code, message = one_error("export", DEMO, "--out", target)
+    assert code == 3 and message.startswith(str(tmp_path / "file"))
 
 
 def test_the_demo_into_an_impossible_place_is_status_3_naming_it(tmp_path: Path) -> None:

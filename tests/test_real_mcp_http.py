@@ -21,6 +21,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -38,6 +39,7 @@ from proxyrun import ProxyRun, running_proxy
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 
 from wiretap.model import Event
+from wiretap.secrets import names_secret
 
 pytestmark = pytest.mark.slow
 
@@ -438,6 +440,17 @@ def seen_by_server(run: Run) -> list[Exchange]:
     return run.server
 
 
+def assert_recorded(recorded: dict[str, Any], actual: dict[str, Any]) -> None:
+    """The recording holds these headers: as they were, or a secret's as its redaction mark."""
+    assert recorded.keys() == actual.keys(), (recorded.keys(), actual.keys())
+    for name, value in actual.items():
+        if names_secret(name):
+            marks = recorded[name] if isinstance(recorded[name], list) else [recorded[name]]
+            assert all(re.fullmatch(r"\[redacted:[0-9a-f]{4}\]", mark) for mark in marks), (name, marks)
+        else:
+            assert recorded[name] == value, name
+
+
 def assert_headers_arrive_unchanged(run: Run) -> None:
     """Request by request: the recording holds the headers the client sent; the server got all of them, but
     hop-by-hop ones, with the upstream's Host; MCP headers are the same for all three; and every header the
@@ -448,15 +461,16 @@ def assert_headers_arrive_unchanged(run: Run) -> None:
     for ours, seen in zip(run.recorded, seen_by_server(run), strict=True):
         theirs = client_by_key[ours.key] if run.client else None
         sent = theirs.headers if theirs is not None else ours.headers
-        assert ours.headers == sent, ours.key
+        assert_recorded(ours.headers, sent)
         assert (ours.method, ours.target) == (seen.method, seen.target)
         bodyless = "content-length" not in sent and "transfer-encoding" not in sent
         assert end_to_end(seen.headers, bodyless=bodyless) == end_to_end(sent, bodyless=bodyless), ours.key
         assert seen.headers["host"] == upstream
-        assert mcp_headers(ours.headers) == mcp_headers(sent) == mcp_headers(seen.headers), ours.key
+        assert mcp_headers(sent) == mcp_headers(seen.headers), ours.key
+        assert_recorded(mcp_headers(ours.headers), mcp_headers(sent))
         assert ours.response is not None and ours.response["status"] == seen.status
         answered = end_to_end(seen.response_headers)
-        assert answered.items() <= ours.response["headers"].items(), ours.key
+        assert_recorded({name: ours.response["headers"].get(name) for name in answered}, answered)
         if theirs is not None:
             assert theirs.status == seen.status
             assert answered.items() <= theirs.response_headers.items(), ours.key

@@ -1,99 +1,201 @@
-from hypothesis import given
+import json
+import re
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wiretap.messages import record_frame
 from wiretap.redact import (
-    REDACTED,
-    TOKEN_VALUE,
-    may_hold_token,
+    LineRedactor,
+    Redactor,
     may_need_redaction,
     redact_argv,
+    redact_header,
     redact_json,
     redact_text,
+    redact_url,
 )
+from wiretap.secrets import ANCHORS, KEY_ANCHORS, RULES
+
+MARK = re.compile(r"\[redacted:[0-9a-f]{4}\]")
 
 
 def test_sensitive_keys_are_redacted_at_any_depth() -> None:
     value = {"a": [{"Authorization": "Bearer abc.def.ghi"}], "api_key": "k", "x-api-key": "k2", "ok": 1}
     redacted, count = redact_json(value)
-    assert redacted == {
-        "a": [{"Authorization": REDACTED}],
-        "api_key": REDACTED,
-        "x-api-key": REDACTED,
-        "ok": 1,
-    }
-    assert count == 3
+    assert MARK.fullmatch(redacted["a"][0]["Authorization"])
+    assert MARK.fullmatch(redacted["api_key"]) and MARK.fullmatch(redacted["x-api-key"])
+    assert redacted["ok"] == 1 and count == 3
+
+
+def test_the_same_secret_gets_the_same_mark_and_another_secret_another() -> None:
+    redactor = Redactor(b"k" * 16)
+    one, _ = redactor.json({"a": "Bearer tok3n-abcdef", "b": {"token": "tok3n-abcdef"}, "c": "Bearer 0ther-123456"})
+    assert one["a"] == "Bearer " + one["b"]["token"] != one["c"]
+
+
+def test_the_mark_depends_on_the_recording_key() -> None:
+    assert Redactor(b"a" * 16).mark("ghp_x") != Redactor(b"b" * 16).mark("ghp_x")
 
 
 def test_mcp_progress_tokens_and_cursors_are_not_credentials() -> None:
-    value = {"_meta": {"progressToken": "p1"}, "cursor": "c", "nextCursor": "n"}
+    value = {"_meta": {"progressToken": "p1"}, "cursor": "c", "nextCursor": "n", "nextPageToken": "x9"}
     assert redact_json(value) == (value, 0)
 
 
+def test_a_schema_a_flag_a_number_and_prose_under_secret_names_stay() -> None:
+    value = {
+        "inputSchema": {"properties": {"password": {"type": "string"}, "token": {"type": "string"}}},
+        "secret": False,
+        "token": 42,
+        "cookie": "chocolate chip",
+    }
+    assert redact_json(value) == (value, 0)
+
+
+def test_a_password_that_reads_like_prose_is_still_a_password() -> None:
+    redacted, count = redact_json({"password": "correct horse battery staple"})
+    assert count == 1 and MARK.fullmatch(redacted["password"])
+
+
+def test_words_that_start_like_tokens_are_not_tokens() -> None:
+    for text in ("Basic arithmetic operations", "sk-learn-preprocessing-tools", "Bearer of bad news"):
+        assert redact_text(text) == (text, 0)
+
+
 def test_token_shaped_values_are_redacted_inside_free_text() -> None:
-    text, count = redact_text("use sk-ant-api03-abcdefghijklmnopqrstuv and ghp_abcdefghijklmnopqrstuvwxyz0123")
-    assert text == f"use {REDACTED} and {REDACTED}"
-    assert count == 2
+    text, count = redact_text("use sk-ant-api03-abcdefghijklmnopqrstuv0 and ghp_abcdefghijklmnopqrstuvwxyz0123456789")
+    assert MARK.fullmatch(text.split()[1]) and MARK.fullmatch(text.split()[3]) and count == 2
 
 
-def test_a_jwt_is_redacted() -> None:
-    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
-    assert redact_text(f"token={jwt}")[0] == f"token={REDACTED}"
+def test_json_inside_a_string_is_redacted_as_json() -> None:
+    result = {"content": [{"type": "text", "text": json.dumps({"data": json.dumps({"api_key": "abc123"})})}]}
+    redacted, count = redact_json(result)
+    assert count == 1 and "abc123" not in json.dumps(redacted)
 
 
-def test_the_precheck_lets_clean_messages_through_untouched() -> None:
-    assert not may_need_redaction('{"jsonrpc":"2.0","method":"tools/list","params":{"_meta":{"progressToken":1}}}')
-    assert may_need_redaction('{"headers":{"authorization":"x"}}')
-    assert may_need_redaction('{"text":"Bearer abcdefghijklmnop"}')
+def test_a_lone_surrogate_does_not_stop_redaction() -> None:
+    text, count = redact_text("\ud800 token=abc123def \udfff")
+    assert count == 1 and "abc123def" not in text
 
 
 def test_argv_values_after_credential_flags_are_redacted() -> None:
-    argv = [
-        "server",
-        "--api-key",
-        "k123",
-        "--token=t456",
-        "--port",
-        "8080",
-        "ghp_abcdefghijklmnopqrstuvwxyz0123",
-    ]
-    assert redact_argv(argv) == [
-        "server",
-        "--api-key",
-        REDACTED,
-        f"--token={REDACTED}",
-        "--port",
-        "8080",
-        REDACTED,
-    ]
+    argv = ["server", "--api-key", "k123", "--token=t456", "--port", "8080", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"]
+    shown = redact_argv(argv)
+    assert shown[:2] == ["server", "--api-key"] and MARK.fullmatch(shown[2])
+    assert shown[3].startswith("--token=") and MARK.fullmatch(shown[3].removeprefix("--token="))
+    assert shown[4:6] == ["--port", "8080"] and MARK.fullmatch(shown[6])
 
 
-@given(
-    st.lists(
-        st.sampled_from(
-            [
-                "Bearer ",
-                "Basic ",
-                "sk-",
-                "ghp_",
-                "github_pat_",
-                "glpat-",
-                "xoxb-",
-                "AKIA",
-                "AIza",
-                "eyJ",
-                ".",
-                "abcdefghij",
-                "ABCDEFGH",
-                "0123456789",
-                "_",
-                "-",
-                " ",
-                '"',
-            ]
-        ),
-        max_size=12,
-    )
-)
-def test_the_fast_pre_check_never_skips_text_the_token_pattern_would_match(parts: list[str]) -> None:
+def test_every_rule_has_anchors_and_the_pre_check_knows_them_all() -> None:
+    assert all(rule.anchors for rule in RULES)
+    assert all(anchor == anchor.lower() for anchor in ANCHORS)
+    assert all(any(a in k for a in ANCHORS) for k in KEY_ANCHORS)
+
+
+_FRAGMENTS = [
+    "Bearer ",
+    "basic ",
+    "dXNlcjpwYXNz",
+    "sk-",
+    "sk_live_",
+    "ghp_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "AKIA",
+    "AIza",
+    "eyJ",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "://",
+    "@",
+    "?",
+    "&",
+    "=",
+    ": ",
+    "api",
+    "_",
+    "Key",
+    "token",
+    "Progress",
+    "secret",
+    "PASSWORD",
+    "cookie",
+    "mcp-session-id",
+    "abcdefghij",
+    "ABCDEFGH",
+    "0123456789",
+    ".",
+    "-",
+    " ",
+    '"',
+    "\\u0041",
+    "\\n",
+    "{",
+    "}",
+]
+
+
+@settings(max_examples=400)
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=14))
+def test_the_pre_check_never_passes_over_text_the_redactor_would_change(parts: list[str]) -> None:
     text = "".join(parts)
-    assert TOKEN_VALUE.search(text) is None or may_hold_token(text)
+    assert redact_text(text)[0] == text or may_need_redaction(text)
+
+
+def _joined(fragments: list[str], most: int) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(fragments), max_size=most).map("".join)
+
+
+@settings(max_examples=300)
+@given(
+    st.recursive(
+        _joined(_FRAGMENTS, 6) | st.integers() | st.booleans(),
+        lambda children: (
+            st.lists(children, max_size=3)
+            | st.dictionaries(
+                _joined(["api", "_", "key", "Token", "x", "-", "password", "\u212a"], 4), children, max_size=3
+            )
+        ),
+        max_leaves=8,
+    ),
+    st.booleans(),
+)
+def test_the_pre_check_never_passes_over_json_the_redactor_would_change(value: object, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert redact_json(json.loads(text))[1] == 0 or may_need_redaction(text)
+
+
+_ANY_TEXT = (
+    st.text(st.characters(exclude_categories=[]), max_size=60)
+    | _joined(_FRAGMENTS, 10)
+    | _joined(["\ud800", "\udfff", "\x00", "token=", "Bearer ", "ghp_", "{", '"', "\u212a"], 12)
+)
+
+
+@settings(max_examples=300)
+@given(
+    _ANY_TEXT,
+    st.recursive(
+        _ANY_TEXT | st.integers() | st.floats() | st.booleans() | st.none(),
+        lambda children: st.lists(children, max_size=3) | st.dictionaries(_ANY_TEXT, children, max_size=3),
+        max_leaves=10,
+    ),
+)
+def test_the_redactor_never_raises_whatever_it_is_given(text: str, value: object) -> None:
+    redact_text(text)
+    redact_json(value)
+    redact_argv([text, "--token", text])
+    redact_url(text)
+    redact_header(text, text)
+    record_frame(text.encode("utf-8", "surrogatepass"), redact=True)
+    record_frame(json.dumps(value).encode(), redact=True)
+
+
+def test_a_private_key_written_line_by_line_is_hidden_whole() -> None:
+    body = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "Zm9vYmFyYmF6cXV4cXV1eHF1dXhxdXV4cXV1eHF1dXhxdXV4"]
+    lines = ["starting", "-----BEGIN PRIVATE KEY-----", *body, "-----END PRIVATE KEY-----", "ready"]
+    redactor = LineRedactor()
+    shown = [redactor.line(line) for line in lines]
+    assert shown[0] == "starting" and shown[-1] == "ready"
+    assert all(MARK.fullmatch(line) for line in shown[1:-1])

@@ -6,17 +6,19 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from wiretap import __version__
 from wiretap.errors import ExitStatus, user_error
 from wiretap.export.command import export
+from wiretap.http.guard_options import guard_options, guard_settings
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
 from wiretap.replay.cli import replay
 from wiretap.schemas.command import schema
+from wiretap.scrub_command import scrub
 from wiretap.sessions import is_session, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
@@ -122,6 +124,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
 )
 @click.option("--insecure", is_flag=True, help="Do not verify an https upstream's certificate.")
 @click.option("--ui", "with_ui", is_flag=True, help="Also serve the live view (wiretap ui); its URL goes to stderr.")
+@guard_options
 def proxy(
     upstream: str,
     listen: str,
@@ -131,6 +134,7 @@ def proxy(
     upstream_cafile: Path | None,
     insecure: bool,
     with_ui: bool = False,
+    **guard: Any,
 ) -> None:
     """Proxy an MCP Streamable HTTP server or an A2A agent, streaming, and record every message.
 
@@ -148,6 +152,7 @@ def proxy(
             name=name,
             redact=not no_redact,
             tls=ssl_context(upstream_cafile, insecure),
+            **guard_settings(guard),
         )
     except BadUpstream as exc:
         raise click.BadParameter(str(exc)) from None
@@ -405,6 +410,7 @@ cli.add_command(replay)
 cli.add_command(export)
 cli.add_command(ui)
 cli.add_command(schema)
+cli.add_command(scrub)
 
 
 def main(argv: list[str] | None = None) -> None:

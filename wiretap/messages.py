@@ -40,6 +40,14 @@ def _is_json(text: str) -> bool:
     return True
 
 
+def _dumps(value: Any) -> bytes:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate ("\\ud800" in the message) stays an escape
+        return json.dumps(value, separators=(",", ":")).encode()
+
+
 def record_frame(frame: Frame, *, redact: bool) -> RecordedFrame:
     out = RecordedFrame({"size": len(frame)})
     body = frame
@@ -56,10 +64,14 @@ def record_frame(frame: Frame, *, redact: bool) -> RecordedFrame:
         out.fields["raw"] = redact_text(text)[0] if redact else text
         return out
     if redact and may_need_redaction(text):
-        cleaned, count = redact_json(json.loads(text))
+        try:
+            cleaned, count = redact_json(json.loads(text))
+        except RecursionError:  # deeper than Python's stack: recorded as text, redacted as text
+            out.fields["raw"] = redact_text(text)[0]
+            return out
         if count:
             out.fields["redacted"] = count
-            out.msg_bytes = json.dumps(cleaned, ensure_ascii=False, separators=(",", ":")).encode()
+            out.msg_bytes = _dumps(cleaned)
             return out
     out.msg_bytes = body
     return out

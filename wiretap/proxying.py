@@ -13,10 +13,12 @@ from typing import IO
 from urllib.parse import urlsplit
 
 from wiretap.errors import BadInput, Unavailable, describe_os_error
+from wiretap.http.guard import Limits, is_loopback
 from wiretap.model import Header, Kind
 from wiretap.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter, create_unique
+from wiretap.redact import redact_url
 from wiretap.transports.http import HttpProxy, ProxyConfig
 
 
@@ -43,6 +45,22 @@ def parse_listen(listen: str) -> tuple[str, int]:
     if not port.isdigit() or not 0 <= int(port) <= 65535:
         raise BadUpstream(f"--listen must be HOST:PORT (PORT 0 for a free one), not {listen!r}")
     return host, int(port)
+
+
+def check_listen(host: str, expose: bool, stderr: IO[str]) -> None:
+    if is_loopback(host):
+        return
+    if not expose:
+        raise BadUpstream(
+            f"--listen {host} reaches beyond this machine's loopback; pass --expose to mean it "
+            "(and --allow-host NAME for the names clients will use)"
+        )
+    print(
+        f"wiretap: warning: listening on {host}: anyone who can reach this machine can reach the upstream "
+        "through wiretap (requests must still name an allowed Host)",
+        file=stderr,
+        flush=True,
+    )
 
 
 def ssl_context(cafile: Path | None, insecure: bool) -> ssl.SSLContext | bool | None:
@@ -76,8 +94,10 @@ async def _serve(proxy: HttpProxy, host: str, port: int, announce: IO[str]) -> N
         await proxy.stop()
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise Unavailable(f"cannot listen on {host}:{port}: {reason}") from None
-    proxy.recorder.event(Kind.LISTEN, url=url, upstream=proxy.config.upstream)
-    print(url, file=announce, flush=True)
+    shown = redact_url if proxy.recorder.redact else str
+    proxy.recorder.event(Kind.LISTEN, url=shown(url), upstream=shown(proxy.config.upstream))
+    # A pipe gets the URL to use (a session's client needs it whole); a terminal, the URL to read.
+    print(redact_url(url) if announce.isatty() else url, file=announce, flush=True)
     stop = asyncio.Event()
 
     def stop_on(signum: int) -> None:
@@ -101,12 +121,17 @@ def proxy(
     name: str | None,
     redact: bool,
     tls: ssl.SSLContext | bool | None = None,
+    allow_hosts: frozenset[str] = frozenset(),
+    allow_origins: frozenset[str] = frozenset(),
+    limits: Limits | None = None,
+    expose: bool = False,
     announce: IO[str] = sys.stdout,
     stderr: IO[str] = sys.stderr,
 ) -> None:
     """Run the proxy until SIGINT or SIGTERM; print the URL clients should use on ``announce``."""
     check_upstream(upstream)
     host, port = parse_listen(listen)
+    check_listen(host, expose, stderr)
     started = time.time()
     name = name or safe_name(urlsplit(upstream).hostname or "upstream")
     writer = _open_writer(recording_path(out, name, started), stderr)
@@ -116,11 +141,12 @@ def proxy(
         argv=[],
         started_epoch=started,
         redacted=redact,
-        extra={"upstream": upstream},
+        extra={"upstream": redact_url(upstream) if redact else upstream},
     )
     recorder = Recorder(writer, header, redact=redact, stderr=stderr)
     print(f"wiretap: recording to {writer.path}", file=stderr, flush=True)
-    http_proxy = HttpProxy(ProxyConfig(upstream, tls), recorder, stderr=stderr)
+    config = ProxyConfig(upstream, tls, allow_hosts, allow_origins, limits or Limits())
+    http_proxy = HttpProxy(config, recorder, stderr=stderr)
     try:
         asyncio.run(_serve(http_proxy, host, port, announce))
     finally:

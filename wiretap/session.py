@@ -25,8 +25,10 @@ from wiretap.clients import client_for
 from wiretap.clients.launch import Launch
 from wiretap.clients.servers import Server
 from wiretap.errors import BadInput, ExitStatus
+from wiretap.files import private_dirs, write_private
 from wiretap.model import utc_iso_ms
 from wiretap.paths import safe_name, utc_stamp
+from wiretap.redact import redact_argv
 from wiretap.transports.process import die_with_parent
 
 DEFAULT_DIR = Path("wiretap-sessions")
@@ -51,7 +53,7 @@ def new_session_dir(out: Path | None, started: float) -> Path:
         wanted = Path(os.path.abspath(wanted))
     if wanted.exists() and not wanted.is_dir():
         raise BadInput(f"--out {wanted}: a file exists there; a session needs a folder")
-    wanted.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dirs(wanted.parent)
     candidate = wanted
     for n in range(1, 10_000):
         try:
@@ -99,7 +101,7 @@ def _start_proxy(server: Server, recording: Path, log: Path) -> tuple[subprocess
         "--name",
         server.name,
     ]
-    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as log_file:
+    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), "w") as log_file:
         # Its own session keeps the terminal's Ctrl-C away from it; the parent-death signal keeps it
         # from outliving us.
         proc = subprocess.Popen(
@@ -190,7 +192,7 @@ class Session:
             "kind": "wiretap-session",
             "format": 1,
             "client": self.client.NAME,
-            "client_argv": list(argv),
+            "client_argv": redact_argv(list(argv)),
             "cwd": str(cwd),
             "started": utc_iso_ms(self.started),
             "started_monotonic": round(self.started_monotonic, 6),
@@ -267,10 +269,7 @@ class Session:
         self.manifest["servers"] = [self._server_entry(w, running) for w in self.wrapped]
         self.manifest["not_wrapped"] = self.skipped
         path = self.folder / MANIFEST
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(self.manifest, indent=2) + "\n")
-        temporary.chmod(0o600)
-        temporary.replace(path)
+        write_private(path, json.dumps(self.manifest, indent=2) + "\n")
 
     @staticmethod
     def _server_entry(wrapped: Wrapped, running: bool) -> dict[str, Any]:

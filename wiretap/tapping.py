@@ -29,8 +29,8 @@ def open_writer(wanted: Path, stderr: IO[str]) -> RecordingWriter:
 def tap(argv: Sequence[str], *, out: Path | None, name: str | None, redact: bool, stderr: IO[str] = sys.stderr) -> int:
     """Run ``argv`` through the stdio tap; return the server's raw return code (negative: signal)."""
     started = time.time()
-    name = name or default_name(argv)
     shown_argv = redact_argv(list(argv)) if redact else list(argv)
+    name = name or default_name(shown_argv)
     writer = open_writer(recording_path(out, name, started), stderr)
     header = Header(transport="stdio", name=name, argv=shown_argv, started_epoch=started, redacted=redact)
     recorder = Recorder(writer, header, redact=redact, stderr=stderr)

@@ -6,7 +6,10 @@ Each scenario is a client of known timing (mcp_task_client.py over ``wiretap tap
 ``wiretap proxy``); see their docstrings for the schedules, and tests/test_report_scenarios.py for
 the truths checked against ``wiretap report``. A recording is shipped only if its schedule was kept:
 no shift, and every scheduled send recorded within ``SHIPPED_FIDELITY`` of its time (a recording taken
-on a busy machine is made again). Shipped files are mode 0644.
+on a busy machine is made again). Shipped files go through ``wiretap scrub`` (no home, checkout,
+interpreter, user or host name in the repo) and are mode 0644.
+
+    python tests/scenarios/make_recordings.py --scrub-only   # scrub what is in --out, in place
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from wiretap.scrubbing import Scrubber, scrub_recording
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -165,12 +169,29 @@ def record_all(
         return {name: future.result() for name, future in futures.items()}
 
 
+def scrub_in_place(folder: Path) -> None:
+    """Every shipped recording through ``wiretap scrub``: nothing in the repo names the machine it was made on."""
+    for recording in sorted(folder.glob("*.jsonl")):
+        scrubbed = recording.with_name(f".{recording.name}.scrubbed")
+        scrubbed.unlink(missing_ok=True)
+        scrub_recording(recording, scrubbed, Scrubber())
+        os.chmod(scrubbed, 0o644)
+        scrubbed.replace(recording)
+        print(f"{recording}: scrubbed")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=REPO / "recordings", help="where to put NAME.jsonl")
     parser.add_argument("--parallel", type=int, default=4, help="scenarios recorded at once")
     parser.add_argument("names", nargs="*", metavar="SCENARIO", help=f"default: all of {', '.join(SCENARIOS)}")
+    parser.add_argument(
+        "--scrub-only", action="store_true", help="only scrub the recordings already in --out, in place (rerunnable)"
+    )
     args = parser.parse_args()
+    if args.scrub_only:
+        scrub_in_place(args.out)
+        return
     unknown = set(args.names) - set(SCENARIOS)
     if unknown:
         parser.error(f"unknown scenario(s): {', '.join(sorted(unknown))}")
@@ -182,7 +203,8 @@ def main() -> None:
         args.out.mkdir(parents=True, exist_ok=True)
         for name, summary in results.items():
             target = args.out / f"{name}.jsonl"
-            shutil.copyfile(summary["recording"], target)
+            target.unlink(missing_ok=True)
+            scrub_recording(Path(summary["recording"]), target, Scrubber())
             os.chmod(target, 0o644)
             print(
                 f"{target}: fidelity {summary['fidelity'] * 1000:.1f} ms, "

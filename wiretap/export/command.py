@@ -10,6 +10,8 @@ from pathlib import Path
 import click
 
 from wiretap.errors import BadInput
+from wiretap.export.xmlsafe import encodable, xml_safe
+from wiretap.files import write_private
 from wiretap.sessions import is_session, open_session
 
 FORMATS = ("svg", "mermaid", "har", "html")
@@ -21,6 +23,11 @@ class NothingToExport(BadInput):
 
 
 def render(recording: Path, fmt: str, server: str | None = None) -> str:
+    text = _render(recording, fmt, server)
+    return xml_safe(text) if fmt in ("svg", "html") else encodable(text)
+
+
+def _render(recording: Path, fmt: str, server: str | None = None) -> str:
     """The export of a recording (or a session folder, as HTML or SVG) as text.
 
     Raises NotARecording, UnsupportedFormat, NotASession, click.ClickException, OSError."""
@@ -99,4 +106,4 @@ def export(recording: Path, fmt: str | None, out: Path | None, server: str | Non
         except BrokenPipeError:  # the reader went away (| head): stop quietly
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
-    out.write_text(text, encoding="utf-8")
+    write_private(out, text)

@@ -7,7 +7,7 @@ from typing import Any
 
 from multidict import CIMultiDict
 
-from wiretap.redact import REDACTED, is_sensitive_key, redact_text
+from wiretap.redact import redact_header
 
 HOP_BY_HOP = frozenset(
     {
@@ -42,7 +42,7 @@ def recorded_headers(headers: Iterable[tuple[str, str]], *, redact: bool) -> dic
     for name, value in headers:
         lower = name.lower()
         if redact:
-            value = REDACTED if is_sensitive_key(lower) or lower.endswith("-token") else redact_text(value)[0]
+            value = redact_header(lower, value)
         if lower in out:
             previous = out[lower]
             out[lower] = [*previous, value] if isinstance(previous, list) else [previous, value]

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from wiretap.files import private_dirs
 from wiretap.model import Event, Kind
 
 Piece = bytes | bytearray
@@ -35,7 +36,7 @@ def encode_event(fields: Event, msg_bytes: Piece | None = None) -> list[Piece]:
 
 def create_private(path: Path) -> int:
     """Create a new file readable by its owner only and return its descriptor; never clobbers."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dirs(path.parent)
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
 
 

@@ -15,7 +15,7 @@ import json
 import ssl
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 import aiohttp
@@ -25,11 +25,13 @@ from yarl import URL
 
 from wiretap.http.a2a_rest import rest_operation
 from wiretap.http.encoding import decoded
+from wiretap.http.guard import ConnectionWatch, Guard, Limits, Refusal, check_request, gateway_timeout
 from wiretap.http.headers import end_to_end, recorded_headers
 from wiretap.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
 from wiretap.model import Direction, Event, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.streams import BodyStream, SSEStream
+from wiretap.redact import redact_query, redact_url
 from wiretap.sse import SSEDecoder
 
 _FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
@@ -42,6 +44,9 @@ class ProxyConfig:
     """The upstream's base URL (scheme, host, port and the path clients start from)."""
     ssl_context: ssl.SSLContext | bool | None = None
     """For an https upstream: a context with extra CAs, False to skip verification, None for defaults."""
+    allow_hosts: frozenset[str] = frozenset()
+    allow_origins: frozenset[str] = frozenset()
+    limits: Limits = field(default_factory=Limits)
 
 
 class _ClientBody:
@@ -132,6 +137,9 @@ class HttpProxy:
         self._connections: dict[RequestHandler, int] = {}
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.ServerRunner | None = None
+        self._guard = Guard("127.0.0.1", 0)
+        self._watch = ConnectionWatch(config.limits)
+        self._sweeper: asyncio.Task[None] | None = None
 
     async def start(self, host: str, port: int) -> str:
         """Listen, and return the URL clients should use."""
@@ -139,7 +147,7 @@ class HttpProxy:
             connector=aiohttp.TCPConnector(
                 limit=0, ssl=True if self.config.ssl_context is None else self.config.ssl_context
             ),
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=30),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.config.limits.upstream_connect),
             auto_decompress=False,
             skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
             cookie_jar=aiohttp.DummyCookieJar(),
@@ -153,11 +161,26 @@ class HttpProxy:
         assert isinstance(server, asyncio.base_events.Server)
         bound_host, bound_port = server.sockets[0].getsockname()[:2]
         shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+        lower = frozenset(h.lower() for h in self.config.allow_hosts)
+        origins = frozenset(o.lower().rstrip("/") for o in self.config.allow_origins)
+        self._guard = Guard(bound_host, bound_port, lower, origins, self.config.limits)
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
         upstream = URL(self.config.upstream)
         self.proxy_url = f"http://{shown_host}:{bound_port}{upstream.raw_path_qs if upstream.raw_path != '/' else ''}"
         return self.proxy_url
 
+    async def _sweep(self) -> None:
+        """Close client connections that sent no request head in time, or too many idle ones."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(min(1.0, self.config.limits.client_head / 4))
+            for handler in self._watch.expired(loop.time()):
+                assert isinstance(handler, RequestHandler)
+                handler.force_close()
+
     async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         if self._runner is not None:
             await self._runner.cleanup()
         if self._session is not None:
@@ -165,11 +188,13 @@ class HttpProxy:
 
     def connection_opened(self, handler: RequestHandler, transport: asyncio.Transport) -> None:
         conn = self._connections[handler] = next(self._connection_ids)
+        self._watch.opened(handler, asyncio.get_running_loop().time())
         peer = transport.get_extra_info("peername")
         self.recorder.event(Kind.CONNECTION, conn=conn, state="open", peer=f"{peer[0]}:{peer[1]}" if peer else None)
 
     def connection_closed(self, handler: RequestHandler, exc: BaseException | None) -> None:
         conn = self._connections.pop(handler, None)
+        self._watch.closed(handler)
         if conn is not None:
             fields: Event = {"conn": conn, "state": "closed"}
             if exc is not None:
@@ -178,7 +203,16 @@ class HttpProxy:
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         exchange = _Exchange(self, request, next(self._exchanges))
-        return await exchange.run()
+        hosts = request.headers.getall("Host", [])
+        host = hosts[0] if len(hosts) == 1 else None
+        refusal = check_request(self._guard, request.method, request.raw_path, host, request.headers.get("Origin"))
+        if refusal is not None:
+            return exchange.refuse(refusal)
+        self._watch.request_started(request.protocol)
+        try:
+            return await exchange.run()
+        finally:
+            self._watch.request_done(request.protocol, asyncio.get_running_loop().time())
 
     def warn(self, text: str) -> None:
         print(f"wiretap: {text}", file=self._stderr, flush=True)
@@ -221,8 +255,8 @@ class _Exchange:
             ex=self.ex,
             conn=self.conn,
             method=request.method,
-            path=request.rel_url.path,
-            query=request.rel_url.raw_query_string or None,
+            path=redact_url(request.rel_url.path) if redact else request.rel_url.path,
+            query=(redact_query(query) if redact else query) if (query := request.rel_url.raw_query_string) else None,
             version=f"{request.version.major}.{request.version.minor}",
             headers=recorded_headers(_text_pairs(request.raw_headers), redact=redact),
         )
@@ -266,7 +300,7 @@ class _Exchange:
         assert proxy._session is not None
         headers = end_to_end(_text_pairs(request.raw_headers), request.headers.get("Connection"))
         headers["Host"] = proxy._host_header
-        url = proxy._origin.join(request.rel_url)
+        url = URL(f"{proxy._origin}{request.raw_path}", encoded=True)  # the target byte for byte: no ../ collapsing
         body: _ClientBody | None = None
         data: Any = None
         if not request.body_exists:
@@ -281,17 +315,22 @@ class _Exchange:
             body = self._body = _ClientBody(self)
             data = body.chunks()
         try:
-            upstream = await proxy._session.request(
-                request.method,
-                url,
-                headers=headers,
-                data=data,
-                allow_redirects=False,
-                compress=False,
+            upstream = await asyncio.wait_for(
+                proxy._session.request(
+                    request.method,
+                    url,
+                    headers=headers,
+                    data=data,
+                    allow_redirects=False,
+                    compress=False,
+                ),
+                proxy.config.limits.upstream_head,
             )
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             if body is not None:
                 await body.drain()  # never sent upstream, but the client did send it: record it
+            if isinstance(exc, TimeoutError):
+                return self._gateway_timeout(exc)
             return await self._bad_gateway(exc)
         async with upstream:
             return await self._respond(upstream)
@@ -300,12 +339,49 @@ class _Exchange:
         reason = str(exc) or type(exc).__name__
         text = f"wiretap: cannot reach upstream {self.proxy.config.upstream}: {reason}"
         self.outcome = "upstream_error"
-        self.proxy.warn(f"{self.request.method} {self.request.rel_url}: cannot reach upstream: {reason}")
+        self.proxy.warn(redact_url(f"{self.request.method} {self.request.rel_url}: cannot reach upstream: {reason}"))
         self.recorder.event(Kind.ERROR, ex=self.ex, error="upstream_unreachable", message=reason)
         self.recorder.event(
             Kind.HTTP_RESPONSE, ex=self.ex, status=502, reason="Bad Gateway", generated=True, headers={}
         )
         return web.Response(status=502, text=text + "\n")
+
+    def _gateway_timeout(self, exc: TimeoutError) -> web.StreamResponse:
+        limits = self.proxy.config.limits
+        if isinstance(exc, aiohttp.ConnectionTimeoutError):
+            text = gateway_timeout("accepted no connection", limits.upstream_connect)
+        else:
+            text = gateway_timeout("sent no response head", limits.upstream_head)
+        self.outcome = "upstream_timeout"
+        self.proxy.warn(redact_url(f"{self.request.method} {self.request.rel_url}: {text.removeprefix('wiretap: ')}"))
+        self.recorder.event(Kind.ERROR, ex=self.ex, error="upstream_timeout", message=text.strip())
+        self.recorder.event(
+            Kind.HTTP_RESPONSE, ex=self.ex, status=504, reason="Gateway Timeout", generated=True, headers={}
+        )
+        return web.Response(status=504, text=text)
+
+    def refuse(self, refusal: Refusal) -> web.StreamResponse:
+        """Answered by the proxy, never forwarded; recorded as refused."""
+        request, redact = self.request, self.recorder.redact
+        path = request.raw_path
+        self.recorder.event(
+            Kind.HTTP_REQUEST,
+            ex=self.ex,
+            conn=self.conn,
+            method=request.method,
+            path=redact_url(path) if redact else path,
+            version=f"{request.version.major}.{request.version.minor}",
+            headers=recorded_headers(_text_pairs(request.raw_headers), redact=redact),
+        )
+        self.recorder.event(Kind.ERROR, ex=self.ex, error="refused", message=refusal.why)
+        self.recorder.event(
+            Kind.HTTP_RESPONSE, ex=self.ex, status=refusal.status, reason=refusal.reason, generated=True, headers={}
+        )
+        self.recorder.event(Kind.HTTP_END, ex=self.ex, outcome="refused", bytes_in=0, bytes_out=0)
+        self.proxy.warn(redact_url(f"refused {request.method} {path[:200]}: {refusal.why}"))
+        return web.Response(
+            status=refusal.status, reason=refusal.reason, text=refusal.body, headers={"Connection": "close"}
+        )
 
     async def _respond(self, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
         request, redact = self.request, self.recorder.redact
@@ -416,6 +492,11 @@ class _Exchange:
         await response.write_eof()
 
     def _record_rewrite(self, what: str, changed: list[dict[str, str]], left_alone: list[dict[str, str]]) -> None:
+        shown_changed, shown_left = (
+            [{k: redact_url(v) for k, v in i.items()} for i in x] for x in (changed, left_alone)
+        )
+        if self.recorder.redact:
+            changed, left_alone = shown_changed, shown_left
         self.recorder.event(Kind.REWRITE, ex=self.ex, what=what, changed=changed, left_alone=left_alone)
-        for item in left_alone:
+        for item in shown_left:
             self.proxy.warn(f"{what}: {item['field']} points at another host ({item['url']}); left alone, not proxied")
