@@ -13,7 +13,7 @@ from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
 from wiretap.sessions import NotASession, is_session, open_session
 
-FORMATS = ("svg", "mermaid", "har", "html")
+FORMATS = ("svg", "mermaid", "har", "html", "otlp")
 _BY_SUFFIX = {".svg": "svg", ".mmd": "mermaid", ".mermaid": "mermaid", ".har": "har", ".html": "html", ".htm": "html"}
 
 
@@ -32,6 +32,10 @@ def render(recording: Path, fmt: str) -> str:
             return json.dumps(har_of_recording(recording), indent=2, ensure_ascii=False) + "\n"
         except NotHttp as exc:
             raise NothingToExport(str(exc)) from None
+    if fmt == "otlp":
+        from wiretap.otel.export import otlp_json_text
+
+        return otlp_json_text(recording)
     if fmt == "mermaid":
         from wiretap.export.mermaid import mermaid_of_recording
 
@@ -72,7 +76,8 @@ def _session(folder: Path, fmt: str) -> str:
     "-f",
     "fmt",
     type=click.Choice(FORMATS),
-    help="svg: a timeline; mermaid: a sequence diagram; har: the HTTP exchanges; html: the report. "
+    help="svg: a timeline; mermaid: a sequence diagram; har: the HTTP exchanges; html: the report; "
+    "otlp: OpenTelemetry spans as OTLP/JSON lines (a session folder too). "
     "Default: from --out's suffix, else svg.",
 )
 @click.option("--out", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write here (default: stdout).")

@@ -1,0 +1,37 @@
+"""``wiretap export --format otlp``: OTLP/JSON lines, as the Collector's file exporter writes them."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+from wiretap.otel.otlp_json import export_request
+from wiretap.otel.resource import BadSetting, resource_attributes
+from wiretap.otel.sources import spans_of
+from wiretap.otel.spans import AttributeValue, Span
+
+BATCH = 512
+"""Spans per line: what an SDK's batch processor sends at once, so a receiver's limits are not hit."""
+
+
+def batches(spans: list[Span], size: int = BATCH) -> Iterator[list[Span]]:
+    for start in range(0, len(spans), size):
+        yield spans[start : start + size]
+
+
+def otlp_lines(spans: list[Span], resource: dict[str, AttributeValue]) -> Iterator[str]:
+    for batch in batches(spans):
+        yield json.dumps(export_request(batch, resource), separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def otlp_json_text(path: Path) -> str:
+    """Raises NotARecording, NotASession, UnsupportedFormat or OSError."""
+    try:
+        resource = resource_attributes(os.environ)
+    except BadSetting as exc:
+        raise click.ClickException(str(exc)) from None
+    return "".join(otlp_lines(spans_of(path), resource))
