@@ -10,6 +10,7 @@ import click
 
 from wiretap import __version__
 from wiretap.export.command import export
+from wiretap.otel.command import otel
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
 from wiretap.render.console import printer_for
@@ -316,6 +317,7 @@ def quiet_broken_pipe() -> None:
 
 cli.add_command(replay)
 cli.add_command(export)
+cli.add_command(otel)
 
 
 def main(argv: list[str] | None = None) -> None:
