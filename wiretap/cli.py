@@ -11,6 +11,7 @@ import click
 from wiretap import __version__
 from wiretap.export.command import export
 from wiretap.otel.command import otel
+from wiretap.otel.live import follow_recording, follow_session, otlp_options
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
 from wiretap.render.console import printer_for
@@ -32,6 +33,7 @@ def cli() -> None:
 @click.option("--name", "-n", help="Name for the server in the recording (default: from the command).")
 @click.option("--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default).")
 @click.argument("server", nargs=-1, required=True, type=click.UNPROCESSED)
+@otlp_options
 def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, ...]) -> None:
     """Run an MCP stdio SERVER, relay its stdio byte for byte, and record every message.
 
@@ -39,6 +41,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
     """
     from wiretap.tapping import tap as run_tap
 
+    follow_recording(out)
     returncode = run_tap(list(server), out=out, name=name, redact=not no_redact)
     sys.stderr.flush()
     exit_like(returncode)
@@ -62,6 +65,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
     help="Trust this CA (PEM) for an https upstream.",
 )
 @click.option("--insecure", is_flag=True, help="Do not verify an https upstream's certificate.")
+@otlp_options
 def proxy(
     upstream: str,
     listen: str,
@@ -78,6 +82,7 @@ def proxy(
     from wiretap.proxying import BadUpstream, ssl_context
     from wiretap.proxying import proxy as run_proxy
 
+    follow_recording(out)
     try:
         run_proxy(
             upstream,
@@ -270,6 +275,7 @@ def sessions(root: Path, limit: int) -> None:
 @cli.command(context_settings={"allow_interspersed_args": False})
 @click.option("--out", "-o", type=click.Path(path_type=Path, file_okay=False), help="Session folder.")
 @click.argument("client", nargs=-1, required=True, type=click.UNPROCESSED)
+@otlp_options
 def wrap(out: Path | None, client: tuple[str, ...]) -> None:
     """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
     from wiretap.clients import UnknownClient
@@ -278,6 +284,7 @@ def wrap(out: Path | None, client: tuple[str, ...]) -> None:
 
     try:
         session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ)
+        follow_session(session.folder)
         returncode = session.run()
     except ClientNotStarted as exc:
         click.echo(f"wiretap: {exc}", err=True)

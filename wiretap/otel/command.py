@@ -6,17 +6,20 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from wiretap.otel.endpoint import Target, target_from
 from wiretap.otel.protobuf import MissingExtra
-from wiretap.otel.push import Sent, Unreachable, send
 from wiretap.otel.resource import BadSetting, resource_attributes
 from wiretap.otel.spans import AttributeValue
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
 from wiretap.sessions import NotASession, is_session
+
+if TYPE_CHECKING:
+    from wiretap.otel.push import Sent
 
 
 def sources(paths: tuple[Path, ...]) -> Iterator[Path]:
@@ -54,6 +57,7 @@ class Progress:
 
 
 def push_all(found: list[Path], target: Target, resource: dict[str, AttributeValue]) -> tuple[Sent, list[str]]:
+    from wiretap.otel.push import Sent, Unreachable, send
     from wiretap.otel.sources import spans_of
 
     total, problems = Sent(), []
@@ -110,6 +114,8 @@ def otel(
         resource = _resource(service_name, resource_attributes)
     except BadSetting as exc:
         raise click.ClickException(str(exc)) from None
+    from wiretap.otel.push import Unreachable
+
     found = list(sources(paths))
     try:
         sent, problems = push_all(found, target, resource)

@@ -8,6 +8,8 @@ from urllib.parse import urlsplit
 
 from wiretap.otel.resource import BadSetting, parse_pairs
 
+ENV = "WIRETAP_OTLP"
+"""The resolved settings handed to the live follower process (JSON), kept out of its command line."""
 DEFAULT_ENDPOINT = "http://localhost:4318"
 TRACES_PATH = "/v1/traces"
 

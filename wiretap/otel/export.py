@@ -9,18 +9,10 @@ from pathlib import Path
 
 import click
 
-from wiretap.otel.otlp_json import export_request
+from wiretap.otel.otlp_json import batches, export_request
 from wiretap.otel.resource import BadSetting, resource_attributes
 from wiretap.otel.sources import spans_of
 from wiretap.otel.spans import AttributeValue, Span
-
-BATCH = 512
-"""Spans per line: what an SDK's batch processor sends at once, so a receiver's limits are not hit."""
-
-
-def batches(spans: list[Span], size: int = BATCH) -> Iterator[list[Span]]:
-    for start in range(0, len(spans), size):
-        yield spans[start : start + size]
 
 
 def otlp_lines(spans: list[Span], resource: dict[str, AttributeValue]) -> Iterator[str]:

@@ -3,12 +3,14 @@ the file the Collector's file exporter writes (ids as hex, 64-bit integers and t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from wiretap import __version__
 from wiretap.otel.spans import AttributeValue, Span, SpanEvent
 
+BATCH = 512
+"""Spans per request (a line of the file, a POST): what an SDK's batch processor sends at once."""
 SCOPE = {"name": "wiretap", "version": __version__}
 
 
@@ -62,3 +64,8 @@ def export_request(spans: Iterable[Span], resource: dict[str, AttributeValue]) -
             }
         ]
     }
+
+
+def batches(spans: list[Span], size: int = BATCH) -> Iterator[list[Span]]:
+    for start in range(0, len(spans), size):
+        yield spans[start : start + size]

@@ -11,8 +11,7 @@ import urllib.request
 from dataclasses import dataclass, field
 
 from wiretap.otel.endpoint import Target
-from wiretap.otel.export import batches
-from wiretap.otel.otlp_json import export_request
+from wiretap.otel.otlp_json import batches, export_request
 from wiretap.otel.protobuf import decode_response, encode_request, status_message
 from wiretap.otel.spans import AttributeValue, Span
 

@@ -51,7 +51,7 @@ def session_spans(folder: SessionFolder) -> list[Span]:
         report = report_recording(path, client_exited_monotonic=folder.client_exited_monotonic)
         spans += map_events(mapper, events, report)
         mappers.append(mapper)
-    spans.append(_session_root(folder, trace_id, root_id, mappers))
+    spans.append(session_root_span(folder, mappers))
     return spans
 
 
@@ -71,8 +71,10 @@ def _session_start_ns(manifest: dict[str, Any], mappers: list[RecordingMapper]) 
         return min((m.origin for m in mappers), default=0)
 
 
-def _session_root(folder: SessionFolder, trace_id: bytes, root_id: bytes, mappers: list[RecordingMapper]) -> Span:
+def session_root_span(folder: SessionFolder, mappers: list[RecordingMapper]) -> Span:
     manifest = folder.manifest
+    trace_id = session_trace_id(manifest)
+    root_id = span_id_for(trace_id, "session")
     start = _session_start_ns(manifest, mappers)
     ends = [m.end_ns for m in mappers]
     if isinstance(exited := manifest.get("client_exited"), int | float):

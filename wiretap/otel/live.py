@@ -1,0 +1,77 @@
+"""``--otlp`` on ``tap``, ``proxy`` and ``wiretap -- CLIENT``: options, and starting the follower process.
+
+Only plumbing: the follower reads the recording files, so nothing changes on the forwarding path.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from wiretap.otel.endpoint import ENV, target_from
+from wiretap.otel.protobuf import INSTALL
+from wiretap.otel.resource import BadSetting, resource_attributes
+from wiretap.paths import recording_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+_settings: dict[str, Any] | None = None
+
+
+def otlp_options(command: F) -> F:
+    """Adds ``--otlp`` and ``--otlp-endpoint``; resolves them (flags over the standard environment)
+    before the command runs, so a bad setting stops it before any traffic."""
+
+    @click.option("--otlp", is_flag=True, help="Send spans live to OTLP/HTTP (OTEL_EXPORTER_OTLP_* environment).")
+    @click.option("--otlp-endpoint", metavar="URL", help="OTLP/HTTP endpoint for --otlp (implies it).")
+    @functools.wraps(command)
+    def wrapper(*args: Any, otlp: bool, otlp_endpoint: str | None, **kwargs: Any) -> Any:
+        global _settings
+        if otlp or otlp_endpoint:
+            _settings = _resolve(otlp_endpoint)
+        return command(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _resolve(endpoint: str | None) -> dict[str, Any]:
+    try:
+        import google.protobuf  # type: ignore[import-untyped]  # noqa: F401
+        import opentelemetry.proto  # noqa: F401
+    except ImportError:
+        raise click.ClickException(INSTALL.replace("wiretap otel", "--otlp")) from None
+    try:
+        target = target_from(os.environ, endpoint=endpoint)
+        resource = resource_attributes(os.environ)
+    except BadSetting as exc:
+        raise click.ClickException(str(exc)) from None
+    return {"url": target.url, "headers": target.headers, "timeout": target.timeout, "resource": resource}
+
+
+def follow_recording(out: Path | None) -> subprocess.Popen[bytes] | None:
+    """For tap and proxy: follow the recording this process is about to write (found by its pid)."""
+    folder = recording_path(out, "x", 0.0).parent
+    return _spawn("recording", folder)
+
+
+def follow_session(folder: Path) -> subprocess.Popen[bytes] | None:
+    return _spawn("session", folder)
+
+
+def _spawn(mode: str, folder: Path) -> subprocess.Popen[bytes] | None:
+    if _settings is None:
+        return None
+    env = {**os.environ, ENV: json.dumps(_settings)}
+    # Its own session: a client that kills our process group at exit must not kill it before it flushes.
+    # No stdin or stdout: for tap they are the protocol's pipes.
+    return subprocess.Popen(
+        [sys.executable, "-m", "wiretap.otel.follow", mode, str(folder.absolute()), str(os.getpid())],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, start_new_session=True,
+    )  # fmt: skip
