@@ -25,6 +25,8 @@ class Receiver:
     """Queued answers (status, body, headers); when empty, 200 with an empty response."""
     hold: threading.Event = field(default_factory=threading.Event)
     """Cleared: requests wait until it is set (an endpoint that has stopped answering)."""
+    arrived: threading.Event = field(default_factory=threading.Event)
+    """Set when a request comes in."""
 
     @property
     def spans(self) -> list[Span]:
@@ -51,6 +53,7 @@ def otlp_receiver() -> Iterator[Receiver]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            receiver.arrived.set()
             receiver.hold.wait(30)
             with lock:
                 receiver.paths.append(self.path)

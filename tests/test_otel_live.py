@@ -1,0 +1,87 @@
+"""``--otlp``: spans sent live by a follower process, off the forwarding path."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from otlp_receiver import Receiver, otlp_receiver
+from taprun import SCENARIO_SERVER, run_tap
+
+from wiretap.otel.endpoint import Target
+from wiretap.otel.sender import BatchSender
+from wiretap.otel.sources import recording_spans
+from wiretap.otel.spans import Span, SpanKind
+
+REQUESTS = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "live", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}},
+    {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "file:///x"}},
+]
+CHUNKS = [json.dumps(r).encode() + b"\n" for r in REQUESTS]
+
+
+def wait_for(receiver: Receiver, count: int, seconds: float = 60) -> None:
+    """Waits for spans to arrive (not a timing assertion: the count is checked after)."""
+    deadline = time.monotonic() + seconds
+    while len(receiver.spans) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_a_tap_with_otlp_sends_every_span_of_its_recording_and_relays_the_same_bytes(tmp_path: Path) -> None:
+    plain = run_tap(tmp_path / "plain.jsonl", [*SCENARIO_SERVER, "answer"], CHUNKS)
+    with otlp_receiver() as receiver:
+        live = run_tap(tmp_path / "live.jsonl", [*SCENARIO_SERVER, "answer"], CHUNKS, "--otlp-endpoint", receiver.url)
+        expected = recording_spans(tmp_path / "live.jsonl")
+        wait_for(receiver, len(expected))
+    assert (live.returncode, live.stdout) == (plain.returncode, plain.stdout)
+    assert live.stderr == b""
+    got = {s.span_id: s for s in receiver.spans}
+    assert sorted(got) == sorted(s.span_id for s in expected)
+    for span in expected:
+        sent = got[span.span_id]
+        assert (sent.name, sent.start_time_unix_nano, sent.end_time_unix_nano) == (
+            span.name,
+            span.start_ns,
+            span.end_ns,
+        )
+    assert sorted(s.name for s in expected if s.kind is SpanKind.CLIENT) == [
+        "initialize", "notifications/initialized", "resources/read", "tools/call echo",
+    ]  # fmt: skip
+    root = got[next(s.span_id for s in expected if s.parent_id is None)]
+    assert {a.key: a.value.int_value for a in root.attributes}["wiretap.otlp.dropped_spans"] == 0
+
+
+def test_a_dead_endpoint_changes_nothing_on_the_wire_and_says_so_once(tmp_path: Path) -> None:
+    plain = run_tap(tmp_path / "plain.jsonl", [*SCENARIO_SERVER, "answer"], CHUNKS)
+    live = run_tap(
+        tmp_path / "live.jsonl", [*SCENARIO_SERVER, "answer"], CHUNKS, "--otlp-endpoint", "http://127.0.0.1:9"
+    )
+    assert (live.returncode, live.stdout) == (plain.returncode, plain.stdout)
+    assert len(live.messages()) == len(plain.messages())
+    total = len(recording_spans(tmp_path / "live.jsonl"))
+    lines = live.stderr.decode().splitlines()
+    assert lines[0].startswith("wiretap: otlp: cannot send to http://127.0.0.1:9/v1/traces: ")
+    assert lines[1:] == [
+        f"wiretap: otlp: sent 0 span(s); dropped 0 (queue full), {total} not delivered, 0 refused by the endpoint"
+    ]
+
+
+def span(n: int) -> Span:
+    return Span(b"\x01" * 16, n.to_bytes(8, "big"), None, f"s{n}", SpanKind.CLIENT, n, n)
+
+
+def test_a_full_queue_drops_spans_and_counts_every_one() -> None:
+    with otlp_receiver() as receiver:
+        receiver.hold.clear()  # the endpoint stops answering
+        sender = BatchSender(Target(receiver.url + "/v1/traces"), {"service.name": "t"}, capacity=3)
+        assert sender.offer(span(0))
+        assert receiver.arrived.wait(30)  # the sender is now stuck sending span 0
+        accepted = [sender.offer(span(n)) for n in range(1, 11)]
+        assert accepted == [True] * 3 + [False] * 7
+        receiver.hold.set()
+        sender.close(30)
+    assert (sender.sent, sender.dropped, sender.failed) == (4, 7, 0)
+    assert sorted(s.name for s in receiver.spans) == ["s0", "s1", "s2", "s3"]
