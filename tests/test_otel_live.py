@@ -85,3 +85,37 @@ def test_a_full_queue_drops_spans_and_counts_every_one() -> None:
         sender.close(30)
     assert (sender.sent, sender.dropped, sender.failed) == (4, 7, 0)
     assert sorted(s.name for s in receiver.spans) == ["s0", "s1", "s2", "s3"]
+
+
+def test_a_session_followed_as_it_is_written_gives_the_spans_of_the_finished_session(tmp_path: Path) -> None:
+    from wiretap.otel.follow import Follower
+    from wiretap.otel.sources import session_spans
+    from wiretap.sessions import open_session
+
+    recordings = Path(__file__).resolve().parent.parent / "recordings"
+    folder = tmp_path / "session"
+    folder.mkdir()
+    manifest = {
+        "kind": "wiretap-session", "client": "claude", "started": "2026-11-30T12:24:46.000Z", "running": True,
+        "servers": [{"name": "demo", "recording": "demo.jsonl"}, {"name": "tasks", "recording": "core-tasks.jsonl"}],
+    }  # fmt: skip
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    demo = (recordings / "demo.jsonl").read_bytes()
+    cut = demo.index(b"\n", len(demo) // 2) + 20  # half the file and a line cut short
+    with otlp_receiver() as receiver:
+        sender = BatchSender(Target(receiver.url + "/v1/traces"), {"service.name": "t"})
+        follower = Follower(folder, sender, wanted=lambda header: True, session=True)
+        (folder / "demo.jsonl").write_bytes(demo[:cut])
+        follower.step()
+        early = sender._queue.qsize() + len(receiver.spans)
+        (folder / "demo.jsonl").write_bytes(demo)
+        (folder / "core-tasks.jsonl").write_bytes((recordings / "core-tasks.jsonl").read_bytes())
+        (folder / "manifest.json").write_text(json.dumps({**manifest, "running": False, "exit": {"code": 0}}))
+        follower._next_scan = 0.0
+        follower.step()
+        follower.finish()
+        sender.close(30)
+    expected = session_spans(open_session(folder))
+    assert 0 < early < len(expected)
+    assert sorted((s.span_id, s.name) for s in receiver.spans) == sorted((s.span_id, s.name) for s in expected)
+    assert sender.dropped == 0
