@@ -91,7 +91,7 @@ def test_shipped_recordings_land_in_phoenix_span_for_span(phoenix: Phoenix) -> N
 
 
 def test_pushing_the_same_recordings_again_adds_nothing(phoenix: Phoenix) -> None:
-    paths = [RECORDINGS / "demo.jsonl", RECORDINGS / "core-tasks.jsonl"]
+    paths = [RECORDINGS / "slow-poll.jsonl", RECORDINGS / "exit-cancel.jsonl"]  # not pushed by another test
     expected = sum(len(recording_spans(p)) for p in paths)
     push(phoenix, "again", paths)
     assert len(phoenix.wait_for("again", expected)) == expected
