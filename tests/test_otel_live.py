@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
+import pytest
 from otlp_receiver import Receiver, otlp_receiver
 from taprun import SCENARIO_SERVER, run_tap
 
@@ -119,3 +121,23 @@ def test_a_session_followed_as_it_is_written_gives_the_spans_of_the_finished_ses
     assert 0 < early < len(expected)
     assert sorted((s.span_id, s.name) for s in receiver.spans) == sorted((s.span_id, s.name) for s in expected)
     assert sender.dropped == 0
+
+
+def test_a_flood_towards_a_hung_endpoint_is_relayed_intact_and_every_span_is_accounted_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flood = [json.dumps({"jsonrpc": "2.0", "id": n, "method": "ping"}).encode() + b"\n" for n in range(3000)]
+    chunks = [b"".join(flood[n : n + 100]) for n in range(0, len(flood), 100)]
+    plain = run_tap(tmp_path / "plain.jsonl", [*SCENARIO_SERVER, "answer"], chunks)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "200")  # ms per request
+    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "100")
+    monkeypatch.setenv("OTEL_BSP_EXPORT_TIMEOUT", "1000")  # ms the follower may flush for at the end
+    with otlp_receiver() as receiver:
+        receiver.hold.clear()  # the endpoint takes requests and never answers
+        live = run_tap(tmp_path / "live.jsonl", [*SCENARIO_SERVER, "answer"], chunks, "--otlp-endpoint", receiver.url)
+    assert (live.returncode, live.stdout) == (plain.returncode, plain.stdout)
+    assert len(live.messages("c2s")) == len(live.messages("s2c")) == 3000
+    (line,) = [x for x in live.stderr.decode().splitlines() if x.startswith("wiretap: otlp: sent")]
+    sent, dropped, undelivered, refused = map(int, re.findall(r"\d+", line))
+    assert sent == refused == 0 and dropped > 0
+    assert dropped + undelivered == 3000 + 1  # every call and the root: none unaccounted for

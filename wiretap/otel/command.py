@@ -41,9 +41,10 @@ class Progress:
     def __init__(self, total: int) -> None:
         self._bar = None
         if sys.stderr.isatty():
+            from rich.console import Console
             from rich.progress import Progress as Bar
 
-            self._bar = Bar(transient=True, console=None)
+            self._bar = Bar(transient=True, console=Console(stderr=True))
             self._bar.start()
             self._task = self._bar.add_task("sending", total=total)
 
@@ -98,10 +99,14 @@ def push_all(found: list[Path], target: Target, resource: dict[str, AttributeVal
 @click.option(
     "--resource-attributes", metavar="K=V,…", help="More resource attributes (adds to OTEL_RESOURCE_ATTRIBUTES)."
 )
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds per request.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    help="Seconds per request (default: OTEL_EXPORTER_OTLP_TIMEOUT, else 10).",
+)
 def otel(
     paths: tuple[Path, ...], endpoint: str | None, headers: tuple[str, ...], service_name: str | None,
-    resource_attributes: str | None, timeout: float,
+    resource_attributes: str | None, timeout: float | None,
 ) -> None:  # fmt: skip
     """Send recordings to an OpenTelemetry backend as traces (OTLP over HTTP).
 

@@ -40,11 +40,27 @@ def traces_url(env: Mapping[str, str], endpoint: str | None) -> str:
     return _checked(base, "OTEL_EXPORTER_OTLP_ENDPOINT").rstrip("/") + TRACES_PATH
 
 
+def timeout_from(env: Mapping[str, str], timeout: float | None) -> float:
+    """``--timeout`` seconds, else ``OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT`` milliseconds, else 10 s."""
+    if timeout is not None:
+        return timeout
+    for name in ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"):
+        if value := env.get(name):
+            try:
+                milliseconds = float(value)
+            except ValueError:
+                raise BadSetting(f"{name}: {value!r} is not a number of milliseconds") from None
+            if milliseconds <= 0:
+                raise BadSetting(f"{name}: {value!r} is not a positive number of milliseconds")
+            return milliseconds / 1000
+    return 10.0
+
+
 def target_from(
-    env: Mapping[str, str], *, endpoint: str | None = None, headers: Sequence[str] = (), timeout: float = 10.0
+    env: Mapping[str, str], *, endpoint: str | None = None, headers: Sequence[str] = (), timeout: float | None = None
 ) -> Target:
     merged = parse_pairs(env.get("OTEL_EXPORTER_OTLP_HEADERS", ""), "OTEL_EXPORTER_OTLP_HEADERS")
     merged.update(parse_pairs(env.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS", ""), "OTEL_EXPORTER_OTLP_TRACES_HEADERS"))
     for header in headers:
         merged.update(parse_pairs(header, "--header"))
-    return Target(traces_url(env, endpoint), merged, timeout)
+    return Target(traces_url(env, endpoint), merged, timeout_from(env, timeout))

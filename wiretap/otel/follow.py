@@ -22,14 +22,14 @@ from wiretap.analysis.report import report_recording
 from wiretap.model import Event
 from wiretap.otel.endpoint import ENV, Target
 from wiretap.otel.mapping import RecordingMapper
-from wiretap.otel.sender import BatchSender
+from wiretap.otel.sender import FLUSH_SECONDS, QUEUE_SPANS, BatchSender
 from wiretap.otel.spans import span_id_for
 from wiretap.recording.reader import RecordingReader
 from wiretap.sessions import SessionFolder, open_session
 
 POLL_SECONDS = 0.1
 SCAN_SECONDS = 0.5
-FLUSH_SECONDS = 10.0
+STALE_SECONDS = 5.0
 
 
 @dataclass
@@ -44,6 +44,7 @@ class Tailed:
 
 class Follower:
     def __init__(self, folder: Path, sender: BatchSender, *, wanted: Callable[[Event], bool], session: bool) -> None:
+        self.started = time.time()
         self.folder = folder
         self.sender = sender
         self.wanted = wanted
@@ -76,6 +77,9 @@ class Follower:
             return
         for path in sorted(self.folder.glob("*.jsonl")):
             if path in self.tailed or path in self.ignored:
+                continue
+            if not self.session and _older_than(path, self.started - STALE_SECONDS):
+                self.ignored.add(path)  # an earlier recording whose writer had the same pid
                 continue
             opened = self._open(path)
             if opened is not None:
@@ -132,10 +136,11 @@ class Follower:
             report: dict[str, Any] | None = report_recording(tailed.path, client_exited_monotonic=self._client_exit())
         except (OSError, ValueError):
             report = None
-        spans = tailed.mapper.finish(report)
-        spans[-1].attributes["wiretap.otlp.dropped_spans"] = self.sender.dropped
+        *spans, root = tailed.mapper.finish(report)
         for span in spans:
             self.sender.offer(span)
+        root.attributes["wiretap.otlp.dropped_spans"] = self.sender.dropped
+        self.sender.offer(root, essential=True)
 
     def _client_exit(self) -> float | None:
         if not self.session:
@@ -155,7 +160,14 @@ class Follower:
         mappers = [t.mapper for t in self.tailed.values()]
         root = session_root_span(folder, mappers)
         root.attributes["wiretap.otlp.dropped_spans"] = self.sender.dropped
-        self.sender.offer(root)
+        self.sender.offer(root, essential=True)
+
+
+def _older_than(path: Path, moment: float) -> bool:
+    try:
+        return path.stat().st_mtime < moment
+    except OSError:
+        return True
 
 
 def _session_trace_id(folder: Path) -> bytes:
@@ -174,7 +186,8 @@ def _session_trace_id(folder: Path) -> bytes:
 
 def run(mode: str, folder: Path, parent: int, settings: dict[str, Any], stderr: IO[str] = sys.stderr) -> int:
     target = Target(str(settings["url"]), dict(settings.get("headers") or {}), float(settings.get("timeout") or 10.0))
-    sender = BatchSender(target, dict(settings.get("resource") or {}), stderr=stderr)
+    capacity = int(settings.get("queue") or QUEUE_SPANS)
+    sender = BatchSender(target, dict(settings.get("resource") or {}), capacity=capacity, stderr=stderr)
     pid = str(parent)
     follower = Follower(
         folder, sender, wanted=lambda h: mode == "session" or str(h.get("pid")) == pid, session=mode == "session"
@@ -183,12 +196,11 @@ def run(mode: str, folder: Path, parent: int, settings: dict[str, Any], stderr: 
         if not follower.step():
             time.sleep(POLL_SECONDS)
     follower.finish()
-    sender.close(FLUSH_SECONDS)
-    lost = sender.dropped + sender.failed
-    if lost or sender.refused:
+    unsent = sender.close(float(settings.get("flush") or FLUSH_SECONDS))
+    if sender.dropped or sender.failed or unsent or sender.refused:
         print(
             f"wiretap: otlp: sent {sender.sent} span(s); dropped {sender.dropped} (queue full), "
-            f"{sender.failed} not delivered, {sender.refused} refused by the endpoint",
+            f"{sender.failed + unsent} not delivered, {sender.refused} refused by the endpoint",
             file=stderr, flush=True,
         )  # fmt: skip
     return 0

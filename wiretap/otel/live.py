@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,6 +19,7 @@ import click
 from wiretap.otel.endpoint import ENV, target_from
 from wiretap.otel.protobuf import INSTALL
 from wiretap.otel.resource import BadSetting, resource_attributes
+from wiretap.otel.sender import FLUSH_SECONDS, QUEUE_SPANS
 from wiretap.paths import recording_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -50,9 +51,24 @@ def _resolve(endpoint: str | None) -> dict[str, Any]:
     try:
         target = target_from(os.environ, endpoint=endpoint)
         resource = resource_attributes(os.environ)
+        queue = _positive(os.environ, "OTEL_BSP_MAX_QUEUE_SIZE", QUEUE_SPANS)
+        milliseconds = _positive(os.environ, "OTEL_BSP_EXPORT_TIMEOUT", int(FLUSH_SECONDS * 1000))
     except BadSetting as exc:
         raise click.ClickException(str(exc)) from None
-    return {"url": target.url, "headers": target.headers, "timeout": target.timeout, "resource": resource}
+    return {
+        "url": target.url, "headers": target.headers, "timeout": target.timeout, "resource": resource,
+        "queue": queue, "flush": milliseconds / 1000,
+    }  # fmt: skip
+
+
+def _positive(env: Mapping[str, str], name: str, default: int) -> int:
+    """The batch span processor's settings from the standard environment (the queue and the final flush)."""
+    value = env.get(name)
+    if not value:
+        return default
+    if not value.isdigit() or int(value) == 0:
+        raise BadSetting(f"{name}: {value!r} is not a positive whole number")
+    return int(value)
 
 
 def follow_recording(out: Path | None) -> subprocess.Popen[bytes] | None:

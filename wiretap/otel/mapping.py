@@ -18,6 +18,9 @@ from wiretap.otel.clock import at, origin_ns
 from wiretap.otel.report_spans import report_spans
 from wiretap.otel.spans import Link, Span, SpanEvent, SpanKind, span_id_for, trace_id_for
 
+MAX_PENDING = 10_000
+"""Requests awaiting a response beyond which the oldest is given up on: memory stays bounded under a
+flood of requests nobody answers."""
 LONG_LIVED = frozenset({"subscriptions/listen"})
 """Requests that stay open by design: no response is not an error for them."""
 ROOT_EVENTS = frozenset({"spawn", "spawn_failed", "eof", "signal", "exit", "error", "end"})
@@ -62,7 +65,9 @@ class RecordingMapper:
         self._exchanges: dict[int, _Exchange] = {}
         self._peers = _Peers()
         self._root_events: list[SpanEvent] = []
-        self.task_refs: dict[str, list[float]] = {}
+        self.task_refs: dict[str, tuple[float, float, int]] = {}
+        """Tasks calls were about: first and last time, and how many calls."""
+        self.evicted: list[Span] = []
 
     def span_id(self, key: str) -> bytes:
         return span_id_for(self.trace_id, self._prefix + key)
@@ -142,7 +147,7 @@ class RecordingMapper:
             if "id" not in msg:
                 return span  # a notification: a zero-length span
             self._pending[(direction, attrs.canonical_id(msg["id"]))] = span
-            return None
+            return self._evict() if len(self._pending) > MAX_PENDING else None
         if "id" in msg and ("result" in msg or "error" in msg):
             requester = "s2c" if direction == "c2s" else "c2s"
             answered = self._pending.pop((requester, attrs.canonical_id(msg["id"])), None)
@@ -201,7 +206,8 @@ class RecordingMapper:
         if task is not None:
             span.attributes["wiretap.task.id"] = task
             span.parent_id = self.task_span_id(task)
-            self.task_refs.setdefault(task, []).append(self.last_t)
+            first, _, calls = self.task_refs.get(task, (self.last_t, self.last_t, 0))
+            self.task_refs[task] = (first, self.last_t, calls + 1)
             return
         token = params.get("progressToken")
         if span.attributes.get("mcp.method.name") == "notifications/progress" and token is not None:
@@ -262,15 +268,20 @@ class RecordingMapper:
             span.attributes.setdefault("wiretap.task.id", task)
         return span
 
+    def _evict(self) -> Span:
+        key = next(iter(self._pending))
+        return self._unanswered(self._pending.pop(key))
+
+    def _unanswered(self, span: Span) -> Span:
+        span.end_ns = self.end_ns
+        span.attributes["wiretap.unanswered"] = True
+        if span.attributes.get("mcp.method.name") not in LONG_LIVED:
+            span.error("no_response", "no response was recorded")
+        return span
+
     def finish(self, report: dict[str, Any] | None) -> list[Span]:
         """Unanswered calls, task spans and the root; ``report`` is ``report_recording``'s JSON, if any."""
-        done: list[Span] = []
-        for span in self._pending.values():
-            span.end_ns = self.end_ns
-            span.attributes["wiretap.unanswered"] = True
-            if span.attributes.get("mcp.method.name") not in LONG_LIVED:
-                span.error("no_response", "no response was recorded")
-            done.append(span)
+        done = [self._unanswered(span) for span in self._pending.values()]
         self._pending.clear()
         root = self.root_span(report or {})
         done += report_spans(self, root, report or {})

@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 def report_spans(mapper: RecordingMapper, root: Span, report: dict[str, Any]) -> list[Span]:
     _endings(root, report)
     tasks = {str(task["id"]): _task_span(mapper, task) for task in report.get("tasks") or [] if task.get("id")}
-    for task_id, times in mapper.task_refs.items():
+    for task_id, (first, last, calls) in mapper.task_refs.items():
         if task_id not in tasks:
-            tasks[task_id] = _unreported_task(mapper, task_id, times)
+            tasks[task_id] = _unreported_task(mapper, task_id, first, last, calls)
     for question in report.get("questions") or []:
         owner = tasks.get(str(question.get("task")), root)
         owner.events += _question_events(mapper, question)
@@ -77,16 +77,16 @@ def _task_span(mapper: RecordingMapper, task: dict[str, Any]) -> Span:
     )  # fmt: skip
 
 
-def _unreported_task(mapper: RecordingMapper, task_id: str, times: list[float]) -> Span:
+def _unreported_task(mapper: RecordingMapper, task_id: str, first: float, last: float, calls: int) -> Span:
     """A task only seen being polled (unknown to the server, or from before the recording began)."""
     attributes: dict[str, Any] = {
         "wiretap.task.id": task_id,
-        "wiretap.task.polls": len(times),
+        "wiretap.task.polls": calls,
         "wiretap.task.reported": False,
     }
     return Span(
         mapper.trace_id, mapper.task_span_id(task_id), mapper.root_id, "task", SpanKind.INTERNAL,
-        mapper.ns(min(times)), mapper.ns(max(times)), attributes,
+        mapper.ns(first), mapper.ns(last), attributes,
     )  # fmt: skip
 
 

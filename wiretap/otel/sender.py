@@ -15,6 +15,9 @@ from wiretap.otel.push import Unreachable, post
 from wiretap.otel.spans import AttributeValue, Span
 
 QUEUE_SPANS = 4096
+"""Spans waiting to be sent beyond which new ones are dropped (OTEL_BSP_MAX_QUEUE_SIZE)."""
+FLUSH_SECONDS = 10.0
+"""How long the follower may go on sending once wiretap has stopped (OTEL_BSP_EXPORT_TIMEOUT)."""
 BATCH_SPANS = 512
 LINGER_SECONDS = 1.0
 """How long a partial batch waits for more spans: calls show up in the backend within about a second."""
@@ -29,28 +32,29 @@ class BatchSender:
         self.target = target
         self.resource = resource
         self.sent = self.refused = self.dropped = self.failed = 0
+        self._in_flight = 0
         self._stderr = stderr
-        self._queue: queue.Queue[object] = queue.Queue(capacity)
+        self.capacity = capacity
+        # Unbounded underneath: the capacity binds ordinary spans; the few that carry the counts (a
+        # recording's root) always get in.
+        self._queue: queue.Queue[object] = queue.Queue()
         self._said: set[str] = set()
         self._thread = threading.Thread(target=self._run, name="wiretap-otlp", daemon=True)
         self._thread.start()
 
-    def offer(self, span: Span) -> bool:
-        """Queue a span, or count it dropped when the queue is full."""
-        try:
-            self._queue.put_nowait(span)
-        except queue.Full:
+    def offer(self, span: Span, *, essential: bool = False) -> bool:
+        """Queue a span, or count it dropped when the queue is full (an essential one is never dropped)."""
+        if not essential and self._queue.qsize() >= self.capacity:
             self.dropped += 1
             return False
+        self._queue.put_nowait(span)
         return True
 
-    def close(self, timeout: float) -> None:
-        """Send what is queued, waiting at most ``timeout`` seconds."""
-        try:
-            self._queue.put(_STOP, timeout=timeout)
-        except queue.Full:
-            return
+    def close(self, timeout: float) -> int:
+        """Send what is queued, waiting at most ``timeout`` seconds; return how many spans are left unsent."""
+        self._queue.put_nowait(_STOP)
         self._thread.join(timeout)
+        return max(0, self._queue.qsize() - 1) + self._in_flight if self._thread.is_alive() else 0
 
     def _run(self) -> None:
         while True:
@@ -71,12 +75,15 @@ class BatchSender:
                 return
 
     def _send(self, batch: list[Span]) -> None:
+        self._in_flight = len(batch)
         try:
             rejected, message = decode_response(post(self.target, encode_request(export_request(batch, self.resource))))
         except Unreachable as exc:
+            self._in_flight = 0
             self.failed += len(batch)
             self._say(f"wiretap: otlp: {exc}")
             return
+        self._in_flight = 0
         self.sent += len(batch) - rejected
         self.refused += rejected
         if message:
