@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,9 @@ def test_a_tap_with_otlp_sends_every_span_of_its_recording_and_relays_the_same_b
         wait_for(receiver, len(expected))
     assert (live.returncode, live.stdout) == (plain.returncode, plain.stdout)
     assert live.stderr == b""
+    origin = live.header["wall_origin_ns"]  # the header's exact wall clock at t = 0
+    started = datetime.fromisoformat(live.header["started"].replace("Z", "+00:00")).timestamp()
+    assert isinstance(origin, int) and abs(origin / 1e9 - started) < 1.0
     got = {s.span_id: s for s in receiver.spans}
     assert sorted(got) == sorted(s.span_id for s in expected)
     for span in expected:

@@ -187,7 +187,8 @@ def _session_trace_id(folder: Path) -> bytes:
 def run(mode: str, folder: Path, parent: int, settings: dict[str, Any], stderr: IO[str] = sys.stderr) -> int:
     target = Target(str(settings["url"]), dict(settings.get("headers") or {}), float(settings.get("timeout") or 10.0))
     capacity = int(settings.get("queue") or QUEUE_SPANS)
-    sender = BatchSender(target, dict(settings.get("resource") or {}), capacity=capacity, stderr=stderr)
+    resource = dict(settings.get("resource") or {})
+    sender = BatchSender(target, resource, capacity=capacity, stderr=stderr, defer=mode == "session")
     pid = str(parent)
     follower = Follower(
         folder, sender, wanted=lambda h: mode == "session" or str(h.get("pid")) == pid, session=mode == "session"
@@ -197,6 +198,8 @@ def run(mode: str, folder: Path, parent: int, settings: dict[str, Any], stderr: 
             time.sleep(POLL_SECONDS)
     follower.finish()
     unsent = sender.close(float(settings.get("flush") or FLUSH_SECONDS))
+    for line in sender.deferred:
+        print(line, file=stderr, flush=True)
     if sender.dropped or sender.failed or unsent or sender.refused:
         print(
             f"wiretap: otlp: sent {sender.sent} span(s); dropped {sender.dropped} (queue full), "

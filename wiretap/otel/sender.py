@@ -27,8 +27,9 @@ _STOP = object()
 class BatchSender:
     def __init__(
         self, target: Target, resource: dict[str, AttributeValue], *, capacity: int = QUEUE_SPANS,
-        stderr: IO[str] = sys.stderr,
+        stderr: IO[str] = sys.stderr, defer: bool = False,
     ) -> None:  # fmt: skip
+        """``defer``: keep problems to say at the end (a client's full-screen UI owns the terminal till then)."""
         self.target = target
         self.resource = resource
         self.sent = self.refused = self.dropped = self.failed = 0
@@ -39,6 +40,8 @@ class BatchSender:
         # recording's root) always get in.
         self._queue: queue.Queue[object] = queue.Queue()
         self._said: set[str] = set()
+        self._defer = defer
+        self.deferred: list[str] = []
         self._thread = threading.Thread(target=self._run, name="wiretap-otlp", daemon=True)
         self._thread.start()
 
@@ -91,6 +94,10 @@ class BatchSender:
 
     def _say(self, line: str) -> None:
         """Each distinct problem once: a dead endpoint must not flood the client's stderr."""
-        if line not in self._said:
-            self._said.add(line)
+        if line in self._said:
+            return
+        self._said.add(line)
+        if self._defer:
+            self.deferred.append(line)
+        else:
             print(line, file=self._stderr, flush=True)
