@@ -233,3 +233,16 @@ def test_without_a_report_a_polled_task_still_gets_a_span_for_its_polls_to_hang_
     assert polls and {p.parent_id for p in polls} == {task.span_id}
     reported = recording_spans(RECORDINGS / "slow-poll.jsonl")
     assert [s.span_id for s in reported] == [s.span_id for s in spans]
+
+
+def test_a_flood_of_unanswered_requests_keeps_memory_bounded_and_loses_none() -> None:
+    from wiretap.otel.mapping import MAX_PENDING
+
+    header, _, _ = read_all(RECORDINGS / "demo.jsonl")
+    mapper = RecordingMapper(header)
+    flood = MAX_PENDING + 50
+    emitted = [s for n in range(flood) for s in mapper.feed(call(n / 1000, "c2s", {"id": n, "method": "ping"}))]
+    assert len(mapper._pending) == MAX_PENDING
+    assert [s.attributes["jsonrpc.request.id"] for s in emitted] == [str(n) for n in range(50)]
+    assert all(s.attributes["error.type"] == "no_response" for s in emitted)
+    assert len(emitted) + len(mapper.finish(None)) == flood + 1  # and the root

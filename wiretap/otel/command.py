@@ -59,14 +59,14 @@ class Progress:
 
 def push_all(found: list[Path], target: Target, resource: dict[str, AttributeValue]) -> tuple[Sent, list[str]]:
     from wiretap.otel.push import Sent, Unreachable, send
-    from wiretap.otel.sources import spans_of
+    from wiretap.otel.sources import iter_spans_of
 
     total, problems = Sent(), []
     progress = Progress(len(found))
     try:
         for path in found:
             try:
-                total.add(send(target, spans_of(path), resource))
+                total.add(send(target, iter_spans_of(path), resource))
             except (NotARecording, NotASession, UnsupportedFormat) as exc:
                 problems.append(str(exc))
             except Unreachable:

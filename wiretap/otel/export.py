@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import click
 
 from wiretap.otel.otlp_json import batches, export_request
 from wiretap.otel.resource import BadSetting, resource_attributes
-from wiretap.otel.sources import spans_of
+from wiretap.otel.sources import iter_spans_of
 from wiretap.otel.spans import AttributeValue, Span
 
 
-def otlp_lines(spans: list[Span], resource: dict[str, AttributeValue]) -> Iterator[str]:
+def otlp_lines(spans: Iterable[Span], resource: dict[str, AttributeValue]) -> Iterator[str]:
     for batch in batches(spans):
         yield json.dumps(export_request(batch, resource), separators=(",", ":"), ensure_ascii=False) + "\n"
 
@@ -26,4 +26,4 @@ def otlp_json_text(path: Path) -> str:
         resource = resource_attributes(os.environ)
     except BadSetting as exc:
         raise click.ClickException(str(exc)) from None
-    return "".join(otlp_lines(spans_of(path), resource))
+    return "".join(otlp_lines(iter_spans_of(path), resource))

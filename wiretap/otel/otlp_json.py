@@ -66,6 +66,12 @@ def export_request(spans: Iterable[Span], resource: dict[str, AttributeValue]) -
     }
 
 
-def batches(spans: list[Span], size: int = BATCH) -> Iterator[list[Span]]:
-    for start in range(0, len(spans), size):
-        yield spans[start : start + size]
+def batches(spans: Iterable[Span], size: int = BATCH) -> Iterator[list[Span]]:
+    batch: list[Span] = []
+    for span in spans:
+        batch.append(span)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -8,6 +8,7 @@ import http.client
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from wiretap.otel.endpoint import Target
@@ -65,7 +66,7 @@ def _backoff(retry_after: object, attempt: int) -> float:
     return min(MAX_BACKOFF, wait)
 
 
-def send(target: Target, spans: list[Span], resource: dict[str, AttributeValue]) -> Sent:
+def send(target: Target, spans: Iterable[Span], resource: dict[str, AttributeValue]) -> Sent:
     """Raises Unreachable (and MissingExtra without wiretap[otel])."""
     sent = Sent()
     for batch in batches(spans):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from wiretap.analysis.report import report_recording
 from wiretap.model import Event
 from wiretap.otel.mapping import RecordingMapper
 from wiretap.otel.spans import Span, SpanKind, span_id_for, trace_id_for
-from wiretap.recording.reader import read_all
+from wiretap.recording.reader import open_recording
 from wiretap.sessions import SessionFolder, is_session, open_session
 
 SESSION_IDENTITY = ("kind", "started", "started_monotonic", "client", "client_argv", "cwd")
@@ -22,14 +23,31 @@ def map_events(mapper: RecordingMapper, events: Iterable[Event], report: dict[st
     return spans + mapper.finish(report)
 
 
+def _streamed(path: Path, mapper: Callable[[Event], RecordingMapper], report: dict[str, Any]) -> Iterator[Span]:
+    """Spans as the recording is read: memory holds the calls awaiting a response, not the recording."""
+    with open_recording(path) as reader:
+        recording = mapper(reader.header)
+        for event in reader.events():
+            yield from recording.feed(event)
+    yield from recording.finish(report)
+
+
+def iter_recording_spans(path: Path, report: dict[str, Any] | None = None) -> Iterator[Span]:
+    """Raises NotARecording or OSError with a one-line reason (before the first span)."""
+    report = report_recording(path) if report is None else report
+    return _streamed(path, RecordingMapper, report)
+
+
 def recording_spans(path: Path) -> list[Span]:
-    """Raises NotARecording or OSError with a one-line reason."""
-    header, events, _ = read_all(path)
-    return map_events(RecordingMapper(header), events, report_recording(path))
+    return list(iter_recording_spans(path))
+
+
+def iter_spans_of(path: Path) -> Iterator[Span]:
+    return iter_session_spans(open_session(path)) if is_session(path) else iter_recording_spans(path)
 
 
 def spans_of(path: Path) -> list[Span]:
-    return session_spans(open_session(path)) if is_session(path) else recording_spans(path)
+    return list(iter_spans_of(path))
 
 
 def session_trace_id(manifest: dict[str, Any]) -> bytes:
@@ -37,22 +55,24 @@ def session_trace_id(manifest: dict[str, Any]) -> bytes:
 
 
 def session_spans(folder: SessionFolder) -> list[Span]:
+    return list(iter_session_spans(folder))
+
+
+def iter_session_spans(folder: SessionFolder) -> Iterator[Span]:
     """One trace: the session's root span, each recording's root under it, their calls under those."""
-    manifest = folder.manifest
-    trace_id = session_trace_id(manifest)
+    trace_id = session_trace_id(folder.manifest)
     root_id = span_id_for(trace_id, "session")
-    spans: list[Span] = []
     mappers: list[RecordingMapper] = []
+
+    def mapper(header: Event, name: str) -> RecordingMapper:
+        mappers.append(RecordingMapper(header, name=name, trace_id=trace_id, parent_id=root_id))
+        return mappers[-1]
+
     for _server, path in folder.recordings:
-        if not path.is_file():
-            continue
-        header, events, _ = read_all(path)
-        mapper = RecordingMapper(header, name=path.name, trace_id=trace_id, parent_id=root_id)
-        report = report_recording(path, client_exited_monotonic=folder.client_exited_monotonic)
-        spans += map_events(mapper, events, report)
-        mappers.append(mapper)
-    spans.append(session_root_span(folder, mappers))
-    return spans
+        if path.is_file():
+            report = report_recording(path, client_exited_monotonic=folder.client_exited_monotonic)
+            yield from _streamed(path, functools.partial(mapper, name=path.name), report)
+    yield session_root_span(folder, mappers)
 
 
 def _session_start_ns(manifest: dict[str, Any], mappers: list[RecordingMapper]) -> int:
