@@ -9,6 +9,7 @@ headers holding API keys stay out of the process list.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -211,6 +212,8 @@ def run(mode: str, folder: Path, parent: int, settings: dict[str, Any], stderr: 
 
 def main(argv: list[str]) -> int:
     mode, folder, parent = argv[0], Path(argv[1]), int(argv[2])
+    with contextlib.suppress(OSError):
+        os.nice(10)  # the relays come first when the CPU is short
     return run(mode, folder, parent, json.loads(os.environ.get(ENV, "{}")))
 
 
