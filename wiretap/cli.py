@@ -11,7 +11,7 @@ import click
 from wiretap import __version__
 from wiretap.export.command import export
 from wiretap.otel.command import otel
-from wiretap.otel.live import follow_recording, follow_session, otlp_options
+from wiretap.otel.live import follow_recording, follow_session, otlp_done, otlp_options
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
 from wiretap.render.console import printer_for
@@ -43,6 +43,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
 
     follow_recording(out)
     returncode = run_tap(list(server), out=out, name=name, redact=not no_redact)
+    otlp_done()
     sys.stderr.flush()
     exit_like(returncode)
 
@@ -295,6 +296,7 @@ def wrap(out: Path | None, client: tuple[str, ...]) -> None:
         raise click.ClickException(f"{exc.filename}: exists; choose another --out") from None
     except (OSError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
+    otlp_done()
     exit_like(returncode)
 
 

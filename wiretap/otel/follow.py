@@ -2,9 +2,9 @@
 call's span as its response lands. The relays never wait for it: it only reads files.
 
 ``python -m wiretap.otel.follow recording DIR PID`` follows the recording in DIR whose header names
-wiretap's PID; ``... session DIR PID`` follows every recording of a session folder. It stops once PID
-(its parent) is gone and the files are read to the end. Settings come in ``WIRETAP_OTLP`` (JSON), so
-headers holding API keys stay out of the process list.
+wiretap's PID; ``... session DIR PID`` follows every recording of a session folder. It stops when its
+stdin ends (wiretap closes it when the traffic is over, or dies) and the files are read to the end.
+Settings come in ``WIRETAP_OTLP`` (JSON), so headers holding API keys stay out of the process list.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -194,7 +195,9 @@ def run(mode: str, folder: Path, parent: int, settings: dict[str, Any], stderr: 
     follower = Follower(
         folder, sender, wanted=lambda h: mode == "session" or str(h.get("pid")) == pid, session=mode == "session"
     )
-    while os.getppid() == parent:
+    over = threading.Event()
+    threading.Thread(target=_until_end_of_input, args=(over,), daemon=True).start()
+    while not over.is_set() and os.getppid() == parent:
         if not follower.step():
             time.sleep(POLL_SECONDS)
     follower.finish()
@@ -208,6 +211,14 @@ def run(mode: str, folder: Path, parent: int, settings: dict[str, Any], stderr: 
             file=stderr, flush=True,
         )  # fmt: skip
     return 0
+
+
+def _until_end_of_input(over: threading.Event) -> None:
+    """wiretap closes our stdin when its traffic is over; so does its death."""
+    with contextlib.suppress(OSError):
+        while sys.stdin.buffer.read(4096):
+            pass
+    over.set()
 
 
 def main(argv: list[str]) -> int:

@@ -5,6 +5,7 @@ Only plumbing: the follower reads the recording files, so nothing changes on the
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -24,6 +25,7 @@ from wiretap.paths import recording_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 _settings: dict[str, Any] | None = None
+_follower: subprocess.Popen[bytes] | None = None
 
 
 def otlp_options(command: F) -> F:
@@ -37,7 +39,10 @@ def otlp_options(command: F) -> F:
         global _settings
         if otlp or otlp_endpoint:
             _settings = _resolve(otlp_endpoint)
-        return command(*args, **kwargs)
+        try:
+            return command(*args, **kwargs)
+        finally:
+            otlp_done()
 
     return wrapper  # type: ignore[return-value]
 
@@ -82,12 +87,32 @@ def follow_session(folder: Path) -> subprocess.Popen[bytes] | None:
 
 
 def _spawn(mode: str, folder: Path) -> subprocess.Popen[bytes] | None:
+    global _follower
     if _settings is None:
         return None
     env = {**os.environ, ENV: json.dumps(_settings)}
-    # Its own session: a client that kills our process group at exit must not kill it before it flushes.
-    # No stdin or stdout: for tap they are the protocol's pipes.
-    return subprocess.Popen(
+    # Its stdin is a pipe from us: its end (we are done, or gone, even killed) tells it to finish.
+    # Its own session: Ctrl-C and a client killing our process group leave it to flush. No stdout: for
+    # tap, ours is the protocol's pipe.
+    _follower = subprocess.Popen(
         [sys.executable, "-m", "wiretap.otel.follow", mode, str(folder.absolute()), str(os.getpid())],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, start_new_session=True,
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, start_new_session=True,
     )  # fmt: skip
+    return _follower
+
+
+def otlp_done() -> None:
+    """Once the traffic is over: let the follower read the recording to its end and send the rest,
+    waiting for it at most its flush time, so that it does not outlive wiretap."""
+    global _follower
+    if _follower is None:
+        return
+    follower, _follower = _follower, None
+    with contextlib.suppress(OSError):
+        if follower.stdin is not None:
+            follower.stdin.close()
+    try:
+        follower.wait(float((_settings or {}).get("flush") or FLUSH_SECONDS) + 5.0)
+    except subprocess.TimeoutExpired:
+        follower.kill()
+        follower.wait()
