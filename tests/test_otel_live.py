@@ -145,3 +145,22 @@ def test_a_flood_towards_a_hung_endpoint_is_relayed_intact_and_every_span_is_acc
     sent, dropped, undelivered, refused = map(int, re.findall(r"\d+", line))
     assert sent == refused == 0 and dropped > 0
     assert dropped + undelivered == 3000 + 1  # every call and the root: none unaccounted for
+
+
+def test_when_wiretap_is_killed_the_follower_sends_the_recording_as_it_stands(tmp_path: Path) -> None:
+    from taprun import start_tap
+
+    with otlp_receiver() as receiver:
+        with start_tap(tmp_path / "killed.jsonl", [*SCENARIO_SERVER, "answer"], "--otlp-endpoint", receiver.url) as tap:
+            assert tap.stdin and tap.stdout
+            for chunk in CHUNKS[:3]:
+                tap.stdin.write(chunk)
+                tap.stdin.flush()
+            assert [tap.stdout.readline() for _ in range(2)][1].startswith(b'{"jsonrpc"')  # both answers relayed
+            tap.kill()
+            tap.wait(30)
+        wait_for(receiver, 4)  # initialize, the notification, the tool call, the root
+    expected = recording_spans(tmp_path / "killed.jsonl")
+    assert sorted(s.span_id for s in receiver.spans) == sorted(s.span_id for s in expected)
+    (root,) = [s for s in receiver.spans if not s.parent_span_id]
+    assert {a.key: a.value.bool_value for a in root.attributes}["wiretap.complete"] is False
