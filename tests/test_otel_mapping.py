@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from wiretap.analysis.report import report_recording
 from wiretap.otel.mapping import RecordingMapper
 from wiretap.otel.sources import map_events, recording_spans, session_spans
 from wiretap.otel.spans import Span, SpanKind, StatusCode, span_id_for
@@ -246,3 +250,36 @@ def test_a_flood_of_unanswered_requests_keeps_memory_bounded_and_loses_none() ->
     assert [s.attributes["jsonrpc.request.id"] for s in emitted] == [str(n) for n in range(50)]
     assert all(s.attributes["error.type"] == "no_response" for s in emitted)
     assert len(emitted) + len(mapper.finish(None)) == flood + 1  # and the root
+
+
+def truth(path: Path) -> Counter[str]:
+    """What a recording holds, counted straight from its lines: calls, notifications, tasks."""
+    counts: Counter[str] = Counter()
+    for line in path.read_text().splitlines()[1:]:
+        event = json.loads(line)
+        if event["kind"] != "message":
+            continue
+        if "rest" in event:
+            counts["call"] += event["dir"] == "c2s"
+            continue
+        for msg in event["msg"] if isinstance(event.get("msg"), list) else [event.get("msg")]:
+            if isinstance(msg, dict) and isinstance(msg.get("method"), str):
+                counts["call" if "id" in msg else "notification"] += 1
+    counts["task"] = len(report_recording(path)["tasks"])
+    return counts
+
+
+SHIPPED = sorted(RECORDINGS.glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("recording", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_every_shipped_recording_maps_to_a_span_per_call_notification_and_task_plus_its_root(recording: Path) -> None:
+    spans = recording_spans(recording)
+    kinds = Counter(
+        "root" if s.parent_id is None
+        else "task" if s.kind is SpanKind.INTERNAL
+        else "notification" if "jsonrpc.request.id" not in s.attributes and "url.path" not in s.attributes
+        else "call"
+        for s in spans
+    )  # fmt: skip
+    assert kinds == truth(recording) + Counter(root=1)
