@@ -65,6 +65,7 @@ class RecordingMapper:
         self._exchanges: dict[int, _Exchange] = {}
         self._peers = _Peers()
         self._root_events: list[SpanEvent] = []
+        self._transports: dict[str | None, dict[str, Any]] = {}
         self.task_refs: dict[str, tuple[float, float, int]] = {}
         """Tasks calls were about: first and last time, and how many calls."""
         self.evicted: list[Span] = []
@@ -81,6 +82,12 @@ class RecordingMapper:
     @property
     def end_ns(self) -> int:
         return self.ns(self.last_t)
+
+    def _transport(self, http_version: str | None) -> dict[str, Any]:
+        """The same for every call of a recording (but for the HTTP version): computed once per version."""
+        if http_version not in self._transports:
+            self._transports[http_version] = attrs.transport_attributes(self.header, http_version)
+        return self._transports[http_version]
 
     def feed(self, event: Event) -> list[Span]:
         self._ordinal += 1
@@ -184,7 +191,7 @@ class RecordingMapper:
     def _span(self, event: Event, name: str, attributes: dict[str, Any], key: str) -> Span:
         t = self.ns(float(event.get("t", 0.0)))
         exchange = self._exchange(event)
-        attributes.update(attrs.transport_attributes(self.header, exchange.http_version or self._http_version))
+        attributes.update(self._transport(exchange.http_version or self._http_version))
         attributes["wiretap.direction"] = str(event.get("dir", ""))
         return Span(self.trace_id, self.span_id(f"call/{key}"), self.root_id, name, SpanKind.CLIENT, t, t, attributes)
 
@@ -302,7 +309,7 @@ class RecordingMapper:
             "wiretap.complete": self.complete,
             "wiretap.messages": self.messages,
             "wiretap.protocol": "a2a" if self.a2a else "mcp",
-            **attrs.transport_attributes(h, self._http_version),
+            **self._transport(self._http_version),
         }
         if self.file_name:
             attributes["wiretap.recording.file"] = PurePath(self.file_name).name
