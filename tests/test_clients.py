@@ -121,5 +121,5 @@ def test_an_unknown_client_gets_advice_instead_of_a_guess() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "wiretap", "--", "codex", "exec"], capture_output=True, text=True, timeout=30
     )
-    assert result.returncode == 1 and "does not know where 'codex' keeps its MCP servers" in result.stderr
+    assert result.returncode == 2 and "does not know where 'codex' keeps its MCP servers" in result.stderr
     assert "Traceback" not in result.stderr

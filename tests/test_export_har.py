@@ -115,7 +115,7 @@ def test_times_are_wall_clock_from_the_recordings_start(proxied: Path, tmp_path:
 def test_a_stdio_recording_has_nothing_to_export_and_says_why_in_one_line(tmp_path: Path) -> None:
     recording = claude_code_tasks(tmp_path / "rec.jsonl")
     result = CliRunner().invoke(cli, ["export", str(recording), "--format", "har"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert "nothing to export as HAR" in line and "stdio recording" in line and "HTTP exchanges" in line

@@ -169,6 +169,6 @@ def test_a_session_folder_is_one_page_with_a_section_per_recording(tmp_path: Pat
     reported = CliRunner().invoke(cli, ["report", str(folder), "--format", "html"])
     assert reported.exit_code == 0 and reported.output.count('<section class="recording"') == 2
     refused = CliRunner().invoke(cli, ["export", str(folder), "--format", "svg"])
-    assert refused.exit_code == 1
+    assert refused.exit_code == 2
     assert "is a session folder: export one of its recordings as svg" in refused.stderr
     assert str(folder / "reports.jsonl") in refused.stderr

@@ -92,7 +92,7 @@ def test_the_resource_comes_from_the_standard_environment() -> None:
 
 def test_a_malformed_resource_setting_is_a_one_line_error() -> None:
     status, text = export(str(RECORDINGS / "demo.jsonl"), "-f", "otlp", env={"OTEL_RESOURCE_ATTRIBUTES": "novalue"})
-    assert status == 1
+    assert status == 2  # bad input (README: exit statuses)
     assert text.strip() == "Error: OTEL_RESOURCE_ATTRIBUTES: 'novalue' is not key=value"
 
 
@@ -115,4 +115,4 @@ def test_a_file_that_is_not_a_recording_is_a_one_line_error(tmp_path: Path) -> N
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     status, text = export(str(bad), "-f", "otlp")
-    assert status == 1 and text.count("\n") == 1 and "not a wiretap recording" in text
+    assert status == 2 and text.count("\n") == 1 and "not a wiretap recording" in text

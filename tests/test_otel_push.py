@@ -83,13 +83,13 @@ def test_a_busy_endpoint_is_asked_again(receiver: Receiver) -> None:
 def test_a_refusing_endpoint_is_a_one_line_error(receiver: Receiver) -> None:
     receiver.answers.append((401, b"bad key\n", {}))
     status, out = push(str(RECORDINGS / "demo.jsonl"), "--endpoint", receiver.url)
-    assert (status, out) == (1, f"Error: {receiver.url}/v1/traces answered 401: bad key\n")
+    assert (status, out) == (3, f"Error: {receiver.url}/v1/traces answered 401: bad key\n")
 
 
 def test_an_endpoint_nobody_listens_on_is_a_one_line_error(receiver: Receiver) -> None:
     status, out = push(str(RECORDINGS / "demo.jsonl"), "--endpoint", "http://127.0.0.1:9")
     assert (
-        status == 1 and out.startswith("Error: cannot send to http://127.0.0.1:9/v1/traces: ") and out.count("\n") == 1
+        status == 3 and out.startswith("Error: cannot send to http://127.0.0.1:9/v1/traces: ") and out.count("\n") == 1
     )
 
 
@@ -123,7 +123,7 @@ def test_endpoint_resolution_follows_the_otel_spec() -> None:
     assert target_from({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/"}).url == "http://c:4318/v1/traces"
     assert target_from({}, endpoint="http://c:1/v1/traces").url == "http://c:1/v1/traces"
     status, out = push(str(RECORDINGS / "demo.jsonl"), env={"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"})
-    assert (status, out) == (1, "Error: OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' is not an http(s) URL\n")
+    assert (status, out) == (2, "Error: OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' is not an http(s) URL\n")
 
 
 def test_without_the_otel_extra_the_message_says_what_to_install(tmp_path: Path) -> None:
@@ -133,13 +133,13 @@ def test_without_the_otel_extra_the_message_says_what_to_install(tmp_path: Path)
         [sys.executable, "-c", code, "otel", str(RECORDINGS / "demo.jsonl"), "--endpoint", "http://127.0.0.1:9"],
         capture_output=True, text=True,
     )  # fmt: skip
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr == "Error: wiretap otel needs the OpenTelemetry packages: pip install 'wiretap[otel]'\n"
     live = subprocess.run(
         [sys.executable, "-c", code, "tap", "--otlp", "--", sys.executable, "-c", "pass"],
         capture_output=True, text=True, cwd=tmp_path,
     )  # fmt: skip
-    assert live.returncode == 1
+    assert live.returncode == 2
     assert live.stderr == "Error: --otlp needs the OpenTelemetry packages: pip install 'wiretap[otel]'\n"
     assert not (tmp_path / "wiretap-recordings").exists()
 

@@ -361,4 +361,4 @@ def test_the_cli_refuses_what_is_not_a_recording_in_one_line(tmp_path: Path) -> 
     path = tmp_path / "x.jsonl"
     path.write_text("{}\n")
     result = CliRunner().invoke(cli, ["report", str(path)])
-    assert result.exit_code == 1 and result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
+    assert result.exit_code == 2 and result.stderr.startswith("Error: ") and "Traceback" not in result.stderr

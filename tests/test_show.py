@@ -67,14 +67,14 @@ def test_a_truncated_recording_shows_what_it_can_and_says_what_it_skipped(tmp_pa
     assert "truncated last line" in err
 
 
-def test_a_file_that_is_not_a_recording_gets_one_line_and_exit_1(tmp_path: Path) -> None:
+def test_a_file_that_is_not_a_recording_gets_one_line_and_exit_2_a_missing_one_exit_3(tmp_path: Path) -> None:
     other = tmp_path / "notes.txt"
     other.write_text("hello\n")
     code, _, err = show(str(other))
-    assert code == 1
+    assert code == 2
     assert err.strip() == f"Error: {other}: not a wiretap recording (line 1 is not a wiretap header)"
     code, _, err = show(str(tmp_path / "missing.jsonl"))
-    assert code == 1 and "No such file or directory" in err and "Traceback" not in err
+    assert code == 3 and err.strip() == f"Error: {tmp_path / 'missing.jsonl'}: No such file or directory"
 
 
 def test_follow_prints_events_as_they_are_written_and_stops_at_the_end(tmp_path: Path) -> None:

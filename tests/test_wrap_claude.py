@@ -668,20 +668,17 @@ def test_sessions_lists_the_session_and_show_and_report_read_it(project: Project
     shown = subprocess.run(
         [*WIRETAP, "show", str(folder), "--no-color"], capture_output=True, text=True, timeout=30, check=True
     ).stdout
-    headings = re.findall(r"^== (.*)$", shown, re.MULTILINE)
-    assert headings == [
-        f"{s['name']} ({s['transport']}): {folder / s['recording']}" for s in project.session.manifest["servers"]
-    ]
-    parts = dict(
-        zip(
-            (s["name"] for s in project.session.manifest["servers"]),
-            re.split(r"^== .*$", shown, flags=re.M)[1:],
-            strict=True,
-        )
-    )
+    # One timeline on the client's clock, a server column after the time.
+    names = [s["name"] for s in project.session.manifest["servers"]]
+    assert {line.split()[1] for line in shown.splitlines()} == set(names)
+    parts = {name: "\n".join(line for line in shown.splitlines() if line.split()[1] == name) for name in names}
     for name in (STDIO, HTTP):
         assert re.search(r"IN +(?:\S+ +)?tools/call +#\S+ echo ", parts[name]), parts[name]
         assert re.search(r"OUT +(?:\S+ +)?tools/call +#\S+ ok ", parts[name]), parts[name]
+    rows = subprocess.run(
+        [*WIRETAP, "show", str(folder), "--json"], capture_output=True, text=True, timeout=30, check=True
+    ).stdout.splitlines()
+    assert [json.loads(row)["server"] for row in rows] == [line.split()[1] for line in shown.splitlines()]
     assert "SIGINT received, forwarded to the server" in parts[STDIO]
     reported = subprocess.run(
         [*WIRETAP, "report", str(folder), "--format", "json"], capture_output=True, text=True, timeout=60, check=True
@@ -889,16 +886,17 @@ def test_a_server_that_closes_on_the_discover_probe_is_started_again_through_wir
 
 def test_the_session_holds_the_traffic_of_a_server_claude_code_started_again(cli: CliScenario) -> None:
     shown = subprocess.run(
-        [*WIRETAP, "show", str(cli.session.folder), "--no-color", "--method", "tools/call"],
+        [*WIRETAP, "show", str(cli.session.folder), "--json", "--server", "closer"],
         capture_output=True,
         text=True,
         timeout=30,
         check=True,
     ).stdout
-    sections = shown.split("== ")[1:]
-    closer = [section for section in sections if section.startswith("closer (stdio)")]
-    assert len(closer) == 2, shown  # the probe, and the server Claude Code started again
-    assert "tools/call" in closer[1], shown
+    rows = [json.loads(line) for line in shown.splitlines()]
+    titles = [row["title"] for row in rows if row["title"] in ("spawn", "server/discover", "tools/call")]
+    # Both recordings on one timeline: the probe, and the server Claude Code started again.
+    assert titles[:3] == ["spawn", "server/discover", "spawn"], shown
+    assert "tools/call" in titles[3:], shown
     assert cli.session.server("closer")["messages"] > 1
 
 

@@ -10,7 +10,7 @@ from wiretap.analysis.report import report_recording
 from wiretap.expect.checks import CHECKS, VALIDATORS, Facts, Outcome
 from wiretap.expect.schema import BadExpectations, Expectation, Expectations, load
 from wiretap.recording.reader import open_recording
-from wiretap.sessions import is_session, open_session
+from wiretap.sessions import open_session
 
 
 @dataclass
@@ -37,13 +37,10 @@ def facts(path: Path, client_exited_monotonic: float | None = None) -> Facts:
 
 
 def targets(path: Path, server: str | None) -> list[tuple[Path, float | None]]:
-    if not is_session(path):
+    if not path.is_dir():
         return [(path, None)]
     session = open_session(path)
-    chosen = [(info, file) for info, file in session.recordings if server in (None, info["name"])]
-    if not chosen:
-        raise BadExpectations(f"{path}: no recording for server {server!r} in this session")
-    return [(file, session.client_exited_monotonic) for _, file in chosen]
+    return [(file, session.client_exited_monotonic) for _, file in session.recordings_of(server)]
 
 
 def check(path: Path, expectations: Expectations) -> list[Judged]:

@@ -2,34 +2,88 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from wiretap import __version__
+from wiretap.errors import ExitStatus, user_error
 from wiretap.export.command import export
 from wiretap.otel.command import otel
 from wiretap.otel.live import follow_recording, follow_session, otlp_done, otlp_options
-from wiretap.recording.migrate import UnsupportedFormat
-from wiretap.recording.reader import NotARecording
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
 from wiretap.replay.cli import replay
-from wiretap.sessions import NotASession, is_session, open_session, recent_sessions
+from wiretap.sessions import is_session, one_recording, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
+from wiretap.ui.beside import proxy_with_ui, start_ui_beside
+from wiretap.ui.command import ui
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Wiretap(click.Group):
+    """The command group: user errors from any command become one line and a documented exit status."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            quiet_broken_pipe()
+        except KeyboardInterrupt:
+            ctx.exit(int(ExitStatus.INTERRUPTED))
+        except Exception as exc:
+            known = user_error(exc)
+            if known is None:
+                raise
+            message, status = known
+            click.echo(f"Error: {message}", err=True)
+            ctx.exit(int(status))
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[--out DIR] -- CLIENT [ARGS]...")
+        formatter.write_usage(ctx.command_path, "COMMAND [ARGS]...", prefix="   or: ")
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in self.commands and not args[0].startswith("-") and _is_client(args[0]):
+            hint = f"to run that client with its servers tapped: wiretap -- {' '.join(args)}"
+            raise click.UsageError(f"no command {args[0]!r}; {hint}")
+        return super().resolve_command(ctx, args)
+
+
+def _is_client(word: str) -> bool:
+    from shutil import which
+
+    from wiretap.clients import CLIENTS
+
+    return Path(word).name in CLIENTS or which(word) is not None
+
+
+def _recording_out(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Path | None:
+    """``--out DIR/`` names a folder even when it does not exist yet: create it (a failure is the recorder's to say)."""
+    if value is None:
+        return None
+    if value.endswith(("/", os.sep)):
+        with contextlib.suppress(OSError):
+            Path(value).mkdir(parents=True, exist_ok=True, mode=0o700)
+    return Path(value)
+
+
+@click.group(cls=Wiretap, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="wiretap")
 def cli() -> None:
     """See what really crosses the wire between an AI client and its MCP servers and A2A agents."""
 
 
 @cli.command(context_settings={"allow_interspersed_args": False})
-@click.option("--out", "-o", type=click.Path(path_type=Path), help="Recording file, or a directory for it.")
+@click.option(
+    "--out", "-o", type=click.Path(), callback=_recording_out, help="Recording file, or a folder for it (DIR/)."
+)
 @click.option("--name", "-n", help="Name for the server in the recording (default: from the command).")
 @click.option("--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default).")
 @click.argument("server", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -57,15 +111,18 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
     show_default=True,
     help="HOST:PORT to listen on (0: a free port).",
 )
-@click.option("--out", "-o", type=click.Path(path_type=Path), help="Recording file, or a directory for it.")
+@click.option(
+    "--out", "-o", type=click.Path(), callback=_recording_out, help="Recording file, or a folder for it (DIR/)."
+)
 @click.option("--name", "-n", help="Name for the upstream in the recording (default: its host).")
 @click.option("--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default).")
 @click.option(
     "--upstream-cafile",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    type=click.Path(path_type=Path, dir_okay=False, readable=False),
     help="Trust this CA (PEM) for an https upstream.",
 )
 @click.option("--insecure", is_flag=True, help="Do not verify an https upstream's certificate.")
+@click.option("--ui", "with_ui", is_flag=True, help="Also serve the live view (wiretap ui); its URL goes to stderr.")
 @otlp_options
 def proxy(
     upstream: str,
@@ -75,6 +132,7 @@ def proxy(
     no_redact: bool,
     upstream_cafile: Path | None,
     insecure: bool,
+    with_ui: bool = False,
 ) -> None:
     """Proxy an MCP Streamable HTTP server or an A2A agent, streaming, and record every message.
 
@@ -83,6 +141,7 @@ def proxy(
     from wiretap.proxying import BadUpstream, ssl_context
     from wiretap.proxying import proxy as run_proxy
 
+    out = proxy_with_ui(upstream, out, name) if with_ui else out
     follow_recording(out)
     try:
         run_proxy(
@@ -95,12 +154,10 @@ def proxy(
         )
     except BadUpstream as exc:
         raise click.BadParameter(str(exc)) from None
-    except OSError as exc:
-        raise click.ClickException(f"cannot listen on {listen}: {exc.strerror or exc}") from None
 
 
 @cli.command()
-@click.argument("recording", type=click.Path(path_type=Path))
+@click.argument("recording", type=click.Path(path_type=Path, readable=False))
 @click.option("--follow", "-f", is_flag=True, help="Keep showing events as the recording grows.")
 @click.option("--method", "-m", "methods", multiple=True, help="Only these methods (glob; repeatable).")
 @click.option(
@@ -112,6 +169,7 @@ def proxy(
 @click.option("--grep", "-g", "text", help="Only events that mention TEXT (case-insensitive).")
 @click.option("--since", type=float, help="Only from this many seconds on.")
 @click.option("--until", type=float, help="Only up to this many seconds.")
+@click.option("--server", "-s", help="Only this server's recording (of a session folder).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per row, for machines.")
 @click.option("--color/--no-color", default=None, help="Colour (default: when stdout is a terminal).")
 def show(
@@ -122,30 +180,22 @@ def show(
     text: str | None,
     since: float | None,
     until: float | None,
+    server: str | None,
     as_json: bool,
     color: bool | None,
 ) -> None:
-    """Print a recording (or each recording of a session folder) as a timeline."""
+    """Print a recording as a timeline; a session folder's recordings interleave on one clock
+    (0: the client's start), with a server column."""
+    if since is not None and until is not None and since > until:
+        raise click.BadParameter(f"--since {since:g} is after --until {until:g}: nothing could be shown")
     keep = RowFilter(methods, direction, text, since, until)
-    out = sys.stdout
-    try:
-        for heading, path in _recordings_of(recording):
-            if heading and not as_json:
-                out.write(f"== {heading}\n")
-            printer = printer_for(out, as_json=as_json, color=color)
-            show_timeline(path, printer, out, keep, follow=follow, notes=sys.stderr)
-    except (NotARecording, UnsupportedFormat, NotASession) as exc:
-        raise click.ClickException(str(exc)) from None
-    except BrokenPipeError:
-        quiet_broken_pipe()
-    except OSError as exc:
-        raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
-    except KeyboardInterrupt:
-        pass
+    printer = printer_for(sys.stdout, as_json=as_json, color=color)
+    with contextlib.suppress(KeyboardInterrupt):
+        show_timeline(recording, printer, sys.stdout, keep, server=server, follow=follow, notes=sys.stderr)
 
 
 @cli.command()
-@click.argument("recording", type=click.Path(path_type=Path))
+@click.argument("recording", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format",
     "-f",
@@ -164,13 +214,8 @@ def report(recording: Path, fmt: str) -> None:
     from wiretap.analysis.report import report_recording
     from wiretap.render.report import render_markdown, render_text
 
-    try:
-        client_exit = open_session(recording).client_exited_monotonic if is_session(recording) else None
-        results = [report_recording(path, client_exited_monotonic=client_exit) for _, path in _recordings_of(recording)]
-    except (NotARecording, UnsupportedFormat, NotASession) as exc:
-        raise click.ClickException(str(exc)) from None
-    except OSError as exc:
-        raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
+    client_exit = open_session(recording).client_exited_monotonic if is_session(recording) else None
+    results = [report_recording(path, client_exited_monotonic=client_exit) for _, path in _recordings_of(recording)]
     out = sys.stdout
     try:
         if fmt == "json":
@@ -196,30 +241,21 @@ def report(recording: Path, fmt: str) -> None:
 
 
 @cli.command()
-@click.argument("recording", type=click.Path(path_type=Path))
+@click.argument("recording", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--expect",
     "-e",
     "expectations",
     required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, dir_okay=False, readable=False),
     help="The expectations (YAML; see recordings/*.expect.yaml).",
 )
 def check(recording: Path, expectations: Path) -> None:
     """Check a recording (or session folder) against expectations; exit 1 if any fails, 2 on a bad file."""
     from wiretap.checking import check as run_checks
     from wiretap.checking import load_expectations
-    from wiretap.expect.schema import BadExpectations
 
-    try:
-        judged = run_checks(recording, load_expectations(expectations))
-    except BadExpectations as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(2)
-    except (NotARecording, UnsupportedFormat, NotASession) as exc:
-        raise click.ClickException(str(exc)) from None
-    except OSError as exc:
-        raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
+    judged = run_checks(recording, load_expectations(expectations))
     failed = [j for j in judged if not j.outcome.ok]
     for j in judged:
         mark = "ok  " if j.outcome.ok else "FAIL"
@@ -232,18 +268,13 @@ def check(recording: Path, expectations: Path) -> None:
 
 
 @cli.command()
-@click.argument("a", type=click.Path(path_type=Path, dir_okay=False))
-@click.argument("b", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("a", type=click.Path(path_type=Path, readable=False))
+@click.argument("b", type=click.Path(path_type=Path, readable=False))
 def diff(a: Path, b: Path) -> None:
     """Compare two recordings by behaviour; exit 1 when they differ."""
     from wiretap.diffing import diff as compare
 
-    try:
-        result = compare(a, b)
-    except (NotARecording, UnsupportedFormat) as exc:
-        raise click.ClickException(str(exc)) from None
-    except OSError as exc:
-        raise click.ClickException(f"{exc.filename}: {exc.strerror or exc}") from None
+    result = compare(one_recording(a), one_recording(b))
     for title, lines in {**result.sections, **result.notes}.items():
         if lines:
             click.echo(f"== {title}" + (" (for information)" if title in result.notes else ""))
@@ -274,28 +305,28 @@ def sessions(root: Path, limit: int) -> None:
 
 
 @cli.command(context_settings={"allow_interspersed_args": False})
-@click.option("--out", "-o", type=click.Path(path_type=Path, file_okay=False), help="Session folder.")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    help="Session folder (if it holds an earlier session: a new one beside it, NAME.1, NAME.2…).",
+)
+@click.option("--ui", "with_ui", is_flag=True, help="Also serve the live view (wiretap ui); its URL goes to stderr.")
 @click.argument("client", nargs=-1, required=True, type=click.UNPROCESSED)
 @otlp_options
-def wrap(out: Path | None, client: tuple[str, ...]) -> None:
+def wrap(out: Path | None, client: tuple[str, ...], with_ui: bool = False) -> None:
     """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
-    from wiretap.clients import UnknownClient
-    from wiretap.clients.claude_code import ConfigError
     from wiretap.session import ClientNotStarted, Session
 
     try:
         session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ)
+        if with_ui:
+            start_ui_beside(session.folder)
         follow_session(session.folder)
         returncode = session.run()
     except ClientNotStarted as exc:
         click.echo(f"wiretap: {exc}", err=True)
         sys.exit(exc.status)
-    except (UnknownClient, ConfigError) as exc:
-        raise click.ClickException(str(exc)) from None
-    except FileExistsError as exc:
-        raise click.ClickException(f"{exc.filename}: exists; choose another --out") from None
-    except (OSError, RuntimeError) as exc:
-        raise click.ClickException(str(exc)) from None
     otlp_done()
     exit_like(returncode)
 
@@ -304,7 +335,7 @@ def _recordings_of(path: Path) -> list[tuple[str, Path]]:
     """A recording, or a session folder's recordings with a heading each."""
     if path.is_dir():
         session = open_session(path)
-        return [(f"{server['name']} ({server['transport']}): {file}", file) for server, file in session.recordings]
+        return [(f"{server['name']} ({server['transport']}): {file}", file) for server, file in session.recordings_of()]
     return [("", path)]
 
 
@@ -317,7 +348,7 @@ def demo(out: Path | None) -> None:
     sys.exit(run_demo(out))
 
 
-def quiet_broken_pipe() -> None:
+def quiet_broken_pipe() -> NoReturn:
     """The reader went away (``| head``): stop quietly, as other Unix tools do."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
@@ -326,6 +357,7 @@ def quiet_broken_pipe() -> None:
 
 cli.add_command(replay)
 cli.add_command(export)
+cli.add_command(ui)
 cli.add_command(otel)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import ssl
 import sys
@@ -11,21 +12,28 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import urlsplit
 
+from wiretap.errors import BadInput, Unavailable, describe_os_error
 from wiretap.model import Header, Kind
 from wiretap.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
-from wiretap.tapping import open_writer
+from wiretap.recording.writer import RecordingWriter, create_unique
 from wiretap.transports.http import HttpProxy, ProxyConfig
 
 
-class BadUpstream(ValueError):
+class BadUpstream(BadInput):
     pass
 
 
 def check_upstream(url: str) -> str:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # a port out of range or not a number, a broken [IPv6] host
+        raise BadUpstream(f"--upstream is not a valid URL ({exc}): {url!r}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadUpstream(f"--upstream must be an http:// or https:// URL with a host, not {url!r}")
+    if port == 0:
+        raise BadUpstream(f"--upstream cannot name port 0: {url!r}")
     return url
 
 
@@ -41,12 +49,33 @@ def ssl_context(cafile: Path | None, insecure: bool) -> ssl.SSLContext | bool | 
     if insecure:
         return False
     if cafile is not None:
-        return ssl.create_default_context(cafile=str(cafile))
+        try:
+            return ssl.create_default_context(cafile=str(cafile))
+        except ssl.SSLError as exc:
+            raise BadInput(f"{cafile}: not a CA certificate in PEM format ({exc.reason})") from None
+        except OSError as exc:
+            raise Unavailable(f"{cafile}: {exc.strerror or exc}") from None
     return None
 
 
+def _open_writer(wanted: Path, stderr: IO[str]) -> RecordingWriter:
+    """Unlike a tap, a proxy has no client depending on it yet: a recording it cannot create stops it."""
+    try:
+        fd, path = create_unique(wanted)
+    except OSError as exc:
+        raise Unavailable(f"cannot record to {wanted}: {describe_os_error(exc)}") from None
+    if path != wanted:
+        print(f"wiretap: {wanted} exists; recording to {path}", file=stderr, flush=True)
+    return RecordingWriter(fd, path, stderr=stderr)
+
+
 async def _serve(proxy: HttpProxy, host: str, port: int, announce: IO[str]) -> None:
-    url = await proxy.start(host, port)
+    try:
+        url = await proxy.start(host, port)
+    except OSError as exc:
+        await proxy.stop()
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise Unavailable(f"cannot listen on {host}:{port}: {reason}") from None
     proxy.recorder.event(Kind.LISTEN, url=url, upstream=proxy.config.upstream)
     print(url, file=announce, flush=True)
     stop = asyncio.Event()
@@ -80,7 +109,7 @@ def proxy(
     host, port = parse_listen(listen)
     started = time.time()
     name = name or safe_name(urlsplit(upstream).hostname or "upstream")
-    writer = open_writer(recording_path(out, name, started), stderr)
+    writer = _open_writer(recording_path(out, name, started), stderr)
     header = Header(
         transport="http",
         name=name,

@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from wiretap.clients import client_for
 from wiretap.clients.servers import Server
+from wiretap.errors import BadInput, ExitStatus
 from wiretap.model import utc_iso_ms
 from wiretap.paths import safe_name, utc_stamp
 from wiretap.transports.process import die_with_parent
@@ -42,9 +43,24 @@ class Wrapped:
 
 
 def new_session_dir(out: Path | None, started: float) -> Path:
-    folder = out if out is not None else DEFAULT_DIR / utc_stamp(started)
-    folder.mkdir(parents=True, mode=0o700, exist_ok=out is not None)
-    return folder
+    """``out`` (or ``wiretap-sessions/<UTC time>``) if it is new or empty, else the first free ``NAME.1``,
+    ``NAME.2``…: two runs never share a folder, so no run's manifest overwrites another's."""
+    wanted = out if out is not None else DEFAULT_DIR / utc_stamp(started)
+    if not wanted.name:  # ".", "..": a sibling needs a name
+        wanted = Path(os.path.abspath(wanted))
+    if wanted.exists() and not wanted.is_dir():
+        raise BadInput(f"--out {wanted}: a file exists there; a session needs a folder")
+    wanted.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    candidate = wanted
+    for n in range(1, 10_000):
+        try:
+            candidate.mkdir(mode=0o700)
+            return candidate
+        except FileExistsError:
+            if candidate.is_dir() and not any(candidate.iterdir()):
+                return candidate
+        candidate = wanted.with_name(f"{wanted.name}.{n}")
+    raise BadInput(f"--out {wanted}: too many sessions with this name")
 
 
 def _unique_names(servers: list[Server]) -> dict[str, str]:
@@ -97,8 +113,8 @@ def _start_proxy(server: Server, recording: Path, log: Path) -> tuple[subprocess
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     if not line:
-        proc.wait(PROXY_START_TIMEOUT)
-        raise RuntimeError(f"the proxy for {server.name} did not start: {log.read_text().strip()}")
+        status = proc.wait(PROXY_START_TIMEOUT)
+        raise ProxyNotStarted(f"the proxy for {server.name} did not start: {log.read_text().strip()}", status)
     return proc, line
 
 
@@ -144,6 +160,15 @@ def _message_count(recording: Path) -> int:
         return 0
 
 
+class ProxyNotStarted(BadInput):
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = (
+            ExitStatus(status) if status in (ExitStatus.USAGE, ExitStatus.UNREADABLE) else ExitStatus.UNREADABLE
+        )
+        """The proxy's own status: its URL or its port was at fault."""
+
+
 class ClientNotStarted(Exception):
     def __init__(self, command: str, error: OSError) -> None:
         super().__init__(f"cannot start {command!r}: {error.strerror or error}")
@@ -162,6 +187,9 @@ class Session:
         self.started = time.time()
         self.started_monotonic = time.monotonic()
         self.folder = new_session_dir(out, self.started)
+        self.moved = out is not None and self.folder.resolve() != out.resolve()
+        if self.moved:
+            print(f"wiretap: {out} is not empty; recording this session in {self.folder}", file=sys.stderr)
         self.wrapped: list[Wrapped] = []
         self.skipped = list(self.discovery.skipped)
         self.manifest: dict[str, Any] = {
@@ -194,12 +222,15 @@ class Session:
         # Ctrl-C and Ctrl-\ reach the client from the terminal; we only pass on what is sent to us alone.
         # A no-op handler, not SIG_IGN: an ignored signal would stay ignored in the client.
         previous = {s: signal.signal(s, _let_the_client_handle_it) for s in (signal.SIGINT, signal.SIGQUIT)}
-        self.manifest["client_started"] = round(time.monotonic() - self.started_monotonic, 6)
+        client_started = time.monotonic()
+        self.manifest["client_started"] = round(client_started - self.started_monotonic, 6)
+        self.manifest["client_started_monotonic"] = round(client_started, 6)
         try:
             proc = subprocess.Popen(argv)
         except OSError as exc:
             self.manifest["client_error"] = str(exc)
             raise ClientNotStarted(argv[0], exc) from exc
+        self._write_manifest(running=True)  # the client's start: t = 0 for whoever follows the session
         forward = {s: signal.signal(s, lambda n, _f: proc.send_signal(n)) for s in (signal.SIGTERM, signal.SIGHUP)}
         try:
             returncode = proc.wait()
@@ -252,7 +283,8 @@ class Session:
         }
 
     def _summary(self, stderr: IO[str]) -> None:
-        lines = [f"wiretap: session {self.folder}"]
+        moved = " (a new folder: --out was not empty)" if self.moved else ""
+        lines = [f"wiretap: session {self.folder}{moved}"]
         for server in self.manifest["servers"]:
             lines.append(f"  {server['name']} ({server['transport']}): {server['messages']} messages")
         lines += [f"  not wrapped: {reason}" for reason in self.skipped]

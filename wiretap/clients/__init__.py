@@ -9,11 +9,12 @@ from pathlib import Path
 from types import ModuleType
 
 from wiretap.clients import claude_code
+from wiretap.errors import BadInput
 
 CLIENTS: dict[str, ModuleType] = {"claude": claude_code}
 
 
-class UnknownClient(LookupError):
+class UnknownClient(BadInput):
     pass
 
 

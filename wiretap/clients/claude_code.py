@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.clients.servers import Server, expand_all
+from wiretap.errors import BadInput
 
 NAME = "Claude Code"
 
 
-class ConfigError(ValueError):
+class ConfigError(BadInput):
     pass
 
 

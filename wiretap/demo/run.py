@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from wiretap.errors import BadInput
 from wiretap.paths import recording_path
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
@@ -65,8 +66,8 @@ def converse(client: DemoClient) -> None:
 def run_demo(out: Path | None, stdout: IO[str] = sys.stdout) -> int:
     path = recording_path(out, "demo", time.time())
     if path.exists():
-        print(f"wiretap: {path} exists; choose another --out", file=sys.stderr)
-        return 2
+        raise BadInput(f"{path}: exists; choose another --out")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # a place the tap cannot record in fails here, named
     command = [
         sys.executable,
         "-m",

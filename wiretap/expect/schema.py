@@ -19,8 +19,10 @@ from typing import Any
 
 import yaml
 
+from wiretap.errors import BadInput
 
-class BadExpectations(ValueError):
+
+class BadExpectations(BadInput):
     """A one-line reason, with the file and line."""
 
 
@@ -45,8 +47,8 @@ def _line_of(node: yaml.Node) -> int:
 def load(path: Path, known: set[str]) -> Expectations:
     try:
         text = path.read_text()
-    except OSError as exc:
-        raise BadExpectations(f"{path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise BadExpectations(f"{path}: not UTF-8 text, not an expectations file") from None
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)

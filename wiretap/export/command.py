@@ -9,15 +9,14 @@ from pathlib import Path
 
 import click
 
-from wiretap.recording.migrate import UnsupportedFormat
-from wiretap.recording.reader import NotARecording
-from wiretap.sessions import NotASession, is_session, open_session
+from wiretap.errors import BadInput
+from wiretap.sessions import is_session, open_session
 
 FORMATS = ("svg", "mermaid", "har", "html", "otlp")
 _BY_SUFFIX = {".svg": "svg", ".mmd": "mermaid", ".mermaid": "mermaid", ".har": "har", ".html": "html", ".htm": "html"}
 
 
-class NothingToExport(click.ClickException):
+class NothingToExport(BadInput):
     """The recording holds nothing the format can carry (HAR of a stdio recording)."""
 
 
@@ -63,14 +62,14 @@ def _session(folder: Path, fmt: str) -> str:
     session = open_session(folder)
     if fmt != "html":
         files = ", ".join(str(path) for _, path in session.recordings) or "none"
-        raise click.ClickException(f"{folder} is a session folder: export one of its recordings as {fmt} ({files})")
+        raise BadInput(f"{folder} is a session folder: export one of its recordings as {fmt} ({files})")
     client_exit = session.client_exited_monotonic
-    reports = [report_recording(path, client_exited_monotonic=client_exit) for _, path in session.recordings]
+    reports = [report_recording(path, client_exited_monotonic=client_exit) for _, path in session.recordings_of()]
     return render_html(reports, heading=f"wiretap session {folder.name}")
 
 
 @click.command()
-@click.argument("recording", type=click.Path(path_type=Path))
+@click.argument("recording", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format",
     "-f",
@@ -87,12 +86,7 @@ def export(recording: Path, fmt: str | None, out: Path | None) -> None:
     A session folder exports as one HTML page of all its recordings.
     """
     chosen = fmt or (_BY_SUFFIX.get(out.suffix.lower()) if out is not None else None) or "svg"
-    try:
-        text = render(recording, chosen)
-    except (NotARecording, UnsupportedFormat, NotASession) as exc:
-        raise click.ClickException(str(exc)) from None
-    except OSError as exc:
-        raise click.ClickException(f"{recording}: {exc.strerror or exc}") from None
+    text = render(recording, chosen)
     if out is None:
         try:
             sys.stdout.write(text)
@@ -100,7 +94,4 @@ def export(recording: Path, fmt: str | None, out: Path | None) -> None:
         except BrokenPipeError:  # the reader went away (| head): stop quietly
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
-    try:
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise click.ClickException(f"{out}: {exc.strerror or exc}") from None
+    out.write_text(text, encoding="utf-8")

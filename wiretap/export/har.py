@@ -15,13 +15,14 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from wiretap import __version__
+from wiretap.errors import BadInput
 from wiretap.model import Direction, Event, Kind, utc_iso_ms
 from wiretap.recording.reader import open_recording
 
 REBUILT = "rebuilt by wiretap from the recorded messages; headers as recorded (credentials redacted)"
 
 
-class NotHttp(ValueError):
+class NotHttp(BadInput):
     """A stdio recording: there are no HTTP exchanges to put in a HAR file."""
 
 

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from wiretap.errors import ExitStatus
 from wiretap.otel.endpoint import Target, target_from
-from wiretap.otel.protobuf import MissingExtra
-from wiretap.otel.resource import BadSetting, resource_attributes
+from wiretap.otel.resource import resource_attributes
 from wiretap.otel.spans import AttributeValue
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
@@ -111,26 +111,18 @@ def otel(
     """Send recordings to an OpenTelemetry backend as traces (OTLP over HTTP).
 
     PATHS are recordings, session folders, or folders holding them (searched recursively). Exits 0
-    when every span was accepted, 1 when a file could not be read, the endpoint refused spans or could
-    not be reached.
+    when every span was accepted; 1 when a file was skipped or the endpoint refused spans; 2 for a bad
+    setting (or without wiretap[otel]); 3 when the endpoint cannot be reached or answers with an error.
     """
-    try:
-        target = target_from(os.environ, endpoint=endpoint, headers=headers, timeout=timeout)
-        resource = _resource(service_name, resource_attributes)
-    except BadSetting as exc:
-        raise click.ClickException(str(exc)) from None
-    from wiretap.otel.push import Unreachable
-
+    target = target_from(os.environ, endpoint=endpoint, headers=headers, timeout=timeout)
+    resource = _resource(service_name, resource_attributes)
     found = list(sources(paths))
-    try:
-        sent, problems = push_all(found, target, resource)
-    except (Unreachable, MissingExtra) as exc:
-        raise click.ClickException(str(exc)) from None
+    sent, problems = push_all(found, target, resource)
     for problem in problems:
         click.echo(f"wiretap: skipped {problem}", err=True)
     click.echo(_summary(sent, len(found) - len(problems), len(found), target.url), err=True)
     if problems or sent.rejected:
-        sys.exit(1)
+        sys.exit(int(ExitStatus.FAILED))
 
 
 def _resource(service_name: str | None, attributes: str | None) -> dict[str, AttributeValue]:

@@ -7,10 +7,8 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-import click
-
 from wiretap.otel.otlp_json import batches, export_request
-from wiretap.otel.resource import BadSetting, resource_attributes
+from wiretap.otel.resource import resource_attributes
 from wiretap.otel.sources import iter_spans_of
 from wiretap.otel.spans import AttributeValue, Span
 
@@ -21,9 +19,5 @@ def otlp_lines(spans: Iterable[Span], resource: dict[str, AttributeValue]) -> It
 
 
 def otlp_json_text(path: Path) -> str:
-    """Raises NotARecording, NotASession, UnsupportedFormat or OSError."""
-    try:
-        resource = resource_attributes(os.environ)
-    except BadSetting as exc:
-        raise click.ClickException(str(exc)) from None
-    return "".join(otlp_lines(iter_spans_of(path), resource))
+    """Raises NotARecording, NotASession, UnsupportedFormat, BadSetting or OSError."""
+    return "".join(otlp_lines(iter_spans_of(path), resource_attributes(os.environ)))

@@ -52,17 +52,13 @@ def _resolve(endpoint: str | None) -> dict[str, Any]:
         import google.protobuf  # type: ignore[import-untyped]  # noqa: F401
         import opentelemetry.proto  # noqa: F401
     except ImportError:
-        raise click.ClickException(INSTALL.replace("wiretap otel", "--otlp")) from None
-    try:
-        target = target_from(os.environ, endpoint=endpoint)
-        resource = resource_attributes(os.environ)
-        queue = _positive(os.environ, "OTEL_BSP_MAX_QUEUE_SIZE", QUEUE_SPANS)
-        milliseconds = _positive(os.environ, "OTEL_BSP_EXPORT_TIMEOUT", int(FLUSH_SECONDS * 1000))
-    except BadSetting as exc:
-        raise click.ClickException(str(exc)) from None
+        raise BadSetting(INSTALL.replace("wiretap otel", "--otlp")) from None
+    target = target_from(os.environ, endpoint=endpoint)
     return {
-        "url": target.url, "headers": target.headers, "timeout": target.timeout, "resource": resource,
-        "queue": queue, "flush": milliseconds / 1000,
+        "url": target.url, "headers": target.headers, "timeout": target.timeout,
+        "resource": resource_attributes(os.environ),
+        "queue": _positive(os.environ, "OTEL_BSP_MAX_QUEUE_SIZE", QUEUE_SPANS),
+        "flush": _positive(os.environ, "OTEL_BSP_EXPORT_TIMEOUT", int(FLUSH_SECONDS * 1000)) / 1000,
     }  # fmt: skip
 
 

@@ -6,11 +6,13 @@ import base64
 import json
 from typing import Any
 
+from wiretap.errors import BadInput
+
 INSTALL = "wiretap otel needs the OpenTelemetry packages: pip install 'wiretap[otel]'"
 ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
 
 
-class MissingExtra(RuntimeError):
+class MissingExtra(BadInput):
     def __init__(self) -> None:
         super().__init__(INSTALL)
 

@@ -11,6 +11,7 @@ import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from wiretap.errors import Unavailable
 from wiretap.otel.endpoint import Target
 from wiretap.otel.otlp_json import batches, export_request
 from wiretap.otel.protobuf import decode_response, encode_request, status_message
@@ -21,7 +22,7 @@ ATTEMPTS = 3
 MAX_BACKOFF = 5.0
 
 
-class Unreachable(OSError):
+class Unreachable(Unavailable):
     """The endpoint could not be reached or refused a whole batch; the message is one line."""
 
 

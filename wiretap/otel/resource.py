@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import unquote
 
+from wiretap.errors import BadInput
 from wiretap.otel.spans import AttributeValue
 
 DEFAULT_SERVICE = "wiretap"
 
 
-class BadSetting(ValueError):
+class BadSetting(BadInput):
     """A setting that cannot be parsed; the message names it."""
 
 

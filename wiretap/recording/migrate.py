@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from wiretap.errors import BadInput
 from wiretap.model import FORMAT_VERSION, Event
 
 CONVERTERS: dict[int, Callable[[Event], Event]] = {}
 
 
-class UnsupportedFormat(ValueError):
+class UnsupportedFormat(BadInput):
     pass
 
 

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from wiretap.errors import BadInput
 from wiretap.model import Event, Kind
-from wiretap.recording.migrate import check_format, migrate
+from wiretap.recording.migrate import UnsupportedFormat, check_format, migrate
 
 
-class NotARecording(ValueError):
+class NotARecording(BadInput):
     pass
 
 
@@ -42,7 +43,10 @@ def _parse_header(line: bytes, path: Path) -> Event:
         header = None
     if not isinstance(header, dict) or header.get("kind") != Kind.HEADER.value:
         raise NotARecording(f"{path}: not a wiretap recording (line 1 is not a wiretap header)")
-    check_format(header.get("format"))
+    try:
+        check_format(header.get("format"))
+    except UnsupportedFormat as exc:
+        raise UnsupportedFormat(f"{path}: {exc}") from None
     return header
 
 

@@ -8,6 +8,7 @@ from typing import IO, Protocol
 from rich.console import Console
 from rich.text import Text
 
+from wiretap.render.summarize import clip
 from wiretap.render.timeline import ERR, IN, LIFE, OUT, Row
 
 _LANE_STYLES = {IN: "cyan", OUT: "green", LIFE: "magenta", ERR: "yellow"}
@@ -17,32 +18,42 @@ TITLE_WIDTH = 26
 class RowPrinter(Protocol):
     where_column: bool
     """Whether rows carry an exchange/connection column (HTTP recordings)."""
+    server_width: int
+    """The width of the server column (a session's interleaved recordings); 0 for none."""
 
     def print_row(self, row: Row) -> None: ...
 
 
-def plain_line(row: Row, *, where_column: bool = False) -> str:
+def _server(row: Row, width: int) -> str:
+    return f"{clip(row.server or '', width):<{width}}  " if width else ""
+
+
+def plain_line(row: Row, *, where_column: bool = False, server_width: int = 0) -> str:
     where = f"{row.where:<5} " if where_column else ""
-    return f"{row.t:7.2f}  {row.lane:<3}  {where}{row.title:<{TITLE_WIDTH}} {row.summary}".rstrip()
+    server = _server(row, server_width)
+    return f"{row.t:7.2f}  {server}{row.lane:<3}  {where}{row.title:<{TITLE_WIDTH}} {row.summary}".rstrip()
 
 
 class PlainPrinter:
     def __init__(self, out: IO[str]) -> None:
         self._out = out
         self.where_column = False
+        self.server_width = 0
 
     def print_row(self, row: Row) -> None:
-        self._out.write(plain_line(row, where_column=self.where_column) + "\n")
+        self._out.write(plain_line(row, where_column=self.where_column, server_width=self.server_width) + "\n")
 
 
 class RichPrinter:
     def __init__(self, console: Console) -> None:
         self._console = console
         self.where_column = False
+        self.server_width = 0
 
     def print_row(self, row: Row) -> None:
         style = "bold red" if row.error else _LANE_STYLES.get(row.lane, "")
         text = Text(f"{row.t:7.2f}  ", style="dim")
+        text.append(_server(row, self.server_width), style="blue")
         text.append(f"{row.lane:<3}  ", style=style)
         if self.where_column:
             text.append(f"{row.where:<5} ", style="dim")
@@ -55,10 +66,12 @@ class JsonPrinter:
     def __init__(self, out: IO[str]) -> None:
         self._out = out
         self.where_column = True
+        self.server_width = 0
 
     def print_row(self, row: Row) -> None:
         doc = {
             "t": row.t,
+            "server": row.server,
             "lane": row.lane,
             "where": row.where or None,
             "title": row.title,

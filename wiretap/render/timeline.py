@@ -38,6 +38,8 @@ class Row:
     id: Any = None
     latency: float | None = None
     error: bool = False
+    server: str | None = None
+    """The server (or agent) the row's recording is of."""
 
     @property
     def where(self) -> str:

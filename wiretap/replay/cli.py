@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from wiretap.recording.migrate import UnsupportedFormat
-from wiretap.recording.reader import NotARecording
+from wiretap.errors import Unavailable
 from wiretap.replay.matchers import DEFAULT_MATCH_ON, MATCHERS, parse_match_on
 from wiretap.replay.pace import Pace
 from wiretap.replay.volatile import Volatile
@@ -35,7 +35,7 @@ def _match_on(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("recording", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.argument("recording", type=click.Path(path_type=Path, dir_okay=False, readable=False))
 @click.option(
     "--as",
     "role",
@@ -100,15 +100,16 @@ def replay(
     from wiretap.replay.script import load_script
 
     volatile = Volatile.with_extra(ignored)
-    try:
-        script = load_script(recording, volatile)
-    except (NotARecording, UnsupportedFormat) as exc:
-        raise click.ClickException(str(exc)) from None
+    script = load_script(recording, volatile)
     if role == "client":
         if listen is not None:
             raise click.UsageError("--listen is for --as server; --as client talks to -- SERVER or --upstream URL")
         if bool(server) == bool(upstream):
             raise click.UsageError("--as client needs a SERVER command after -- or --upstream URL (one of them)")
+        if upstream is not None:
+            from wiretap.proxying import check_upstream
+
+            check_upstream(upstream)
         from wiretap.replay.client import ClientOptions, replay_client
 
         options = ClientOptions(pace=pace, volatile=volatile, timeout=timeout, match_on=match_on, out=out)
@@ -144,7 +145,7 @@ def _serve(script: Script, options: ReplayOptions, listen: str | None) -> Player
     try:
         return asyncio.run(run())
     except OSError as exc:
-        raise click.ClickException(f"cannot listen on {listen}: {exc.strerror or exc}") from None
+        raise Unavailable(f"cannot listen on {listen}: {os.strerror(exc.errno) if exc.errno else exc}") from None
 
 
 def _write_summary(path: Path | None, summary: dict[str, object]) -> None:
