@@ -62,13 +62,14 @@ class RecordingMapper:
         self._ordinal = 0
         self._pending: dict[tuple[str, str], Span] = {}
         self._progress: dict[str, Span] = {}
+        self._tokens: dict[bytes, str] = {}
+        """The progress token of each pending request that has one, to forget it in O(1)."""
         self._exchanges: dict[int, _Exchange] = {}
         self._peers = _Peers()
         self._root_events: list[SpanEvent] = []
         self._transports: dict[str | None, dict[str, Any]] = {}
         self.task_refs: dict[str, tuple[float, float, int]] = {}
         """Tasks calls were about: first and last time, and how many calls."""
-        self.evicted: list[Span] = []
 
     def span_id(self, key: str) -> bytes:
         return span_id_for(self.trace_id, self._prefix + key)
@@ -101,6 +102,8 @@ class RecordingMapper:
             self._http_request(event)
         elif kind == "http_response":
             self._http_response(event)
+        elif kind == "http_end":
+            self._exchanges.pop(int(event.get("ex", 0)), None)  # its messages came before it
         elif kind == "end":
             self.complete = True
         if kind in ROOT_EVENTS:
@@ -186,6 +189,7 @@ class RecordingMapper:
         self._place(span, params, task)
         if (token := attrs.meta_of(params).get("progressToken")) is not None and "id" in msg:
             self._progress[attrs.canonical_id(token)] = span
+            self._tokens[span.span_id] = attrs.canonical_id(token)
         return span
 
     def _span(self, event: Event, name: str, attributes: dict[str, Any], key: str) -> Span:
@@ -224,7 +228,7 @@ class RecordingMapper:
 
     def _respond(self, span: Span, event: Event, msg: dict[str, Any]) -> None:
         span.end_ns = self.ns(float(event.get("t", 0.0)))
-        self._progress = {k: v for k, v in self._progress.items() if v is not span}
+        self._forget_progress(span)
         error = msg.get("error")
         result = msg.get("result")
         if isinstance(error, dict):
@@ -275,9 +279,15 @@ class RecordingMapper:
             span.attributes.setdefault("wiretap.task.id", task)
         return span
 
+    def _forget_progress(self, span: Span) -> None:
+        token = self._tokens.pop(span.span_id, None)
+        if token is not None:
+            self._progress.pop(token, None)
+
     def _evict(self) -> Span:
-        key = next(iter(self._pending))
-        return self._unanswered(self._pending.pop(key))
+        span = self._pending.pop(next(iter(self._pending)))
+        self._forget_progress(span)
+        return self._unanswered(span)
 
     def _unanswered(self, span: Span) -> Span:
         span.end_ns = self.end_ns
