@@ -32,6 +32,8 @@ from wiretap.sessions import SessionFolder, open_session
 POLL_SECONDS = 0.1
 SCAN_SECONDS = 0.5
 STALE_SECONDS = 5.0
+LINES_PER_STEP = 2000
+"""Lines read from a file at a time: a backlog (a flood, a slow endpoint) is worked through in bounded memory."""
 
 
 @dataclass
@@ -68,7 +70,8 @@ class Follower:
     def finish(self) -> None:
         self._scan()
         for tailed in self.tailed.values():
-            self._read(tailed)
+            while self._read(tailed):
+                pass
             if not tailed.done:
                 self._end(tailed)
         if self.session and self.tailed:
@@ -118,7 +121,7 @@ class Follower:
         if tailed.done:
             return False
         lines: list[bytes] = []
-        while chunk := tailed.file.readline():
+        while len(lines) < LINES_PER_STEP and (chunk := tailed.file.readline()):
             tailed.partial += chunk
             if tailed.partial.endswith(b"\n"):
                 lines.append(tailed.partial)
