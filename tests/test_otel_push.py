@@ -155,3 +155,9 @@ def test_a_session_folder_is_pushed_as_one_trace(receiver: Receiver, tmp_path: P
     assert status == 0
     assert len({s.trace_id for s in receiver.spans}) == 1
     assert len(receiver.spans) == 1 + len(recording_spans(RECORDINGS / "demo.jsonl"))
+
+
+def test_a_folder_without_recordings_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("nothing here\n")
+    status, out = push(str(tmp_path), "--endpoint", "http://127.0.0.1:9")
+    assert (status, out) == (2, f"Error: no recordings or session folders in {tmp_path}\n")

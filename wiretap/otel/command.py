@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from wiretap.errors import ExitStatus
+from wiretap.errors import BadInput, ExitStatus
 from wiretap.otel.endpoint import Target, target_from
 from wiretap.otel.resource import resource_attributes
 from wiretap.otel.spans import AttributeValue
@@ -117,6 +117,8 @@ def otel(
     target = target_from(os.environ, endpoint=endpoint, headers=headers, timeout=timeout)
     resource = _resource(service_name, resource_attributes)
     found = list(sources(paths))
+    if not found:
+        raise BadInput(f"no recordings or session folders in {', '.join(map(str, paths))}")
     sent, problems = push_all(found, target, resource)
     for problem in problems:
         click.echo(f"wiretap: skipped {problem}", err=True)
