@@ -25,6 +25,7 @@ MCP_REC = ["mcp-rec==0.1.1"]
 A2A_SDK = ["a2a-sdk[http-server]==1.3.0", "uvicorn"]
 MITMPROXY = ["mitmproxy==11.0.2"]
 CLAUDE_CODE = ["@anthropic-ai/claude-code@2.1.332"]
+PHOENIX = ["arize-phoenix==20.26.1"]
 SERVER_EVERYTHING = ["@modelcontextprotocol/server-everything@2026.8.31"]
 CLAUDE_CODE_OLD = ["@anthropic-ai/claude-code@2.1.197"]
 CODEX = ["@openai/codex@0.171.0"]
@@ -99,6 +100,11 @@ def mitmproxy() -> Path:
 def server_everything() -> Path:
     """The reference "everything" server's executable (npm)."""
     return npm_peer("server-everything-2026.8.31", SERVER_EVERYTHING) / ".bin" / "mcp-server-everything"
+
+
+def phoenix() -> Path:
+    """Arize Phoenix's ``phoenix`` command: an OTLP backend that runs offline (the OpenTelemetry tests)."""
+    return python_peer("arize-phoenix-20.26.1", PHOENIX).parent / "phoenix"
 
 
 def claude_code() -> Path:

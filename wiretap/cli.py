@@ -14,6 +14,8 @@ from wiretap import __version__
 from wiretap.errors import ExitStatus, user_error
 from wiretap.export.command import export
 from wiretap.http.guard_options import guard_options, guard_settings
+from wiretap.otel.command import otel
+from wiretap.otel.live import follow_recording, follow_session, otlp_done, otlp_options
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
 from wiretap.replay.cli import replay
@@ -91,6 +93,7 @@ def cli() -> None:
 @click.option("--name", "-n", help="Name for the server in the recording (default: from the command).")
 @click.option("--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default).")
 @click.argument("server", nargs=-1, required=True, type=click.UNPROCESSED)
+@otlp_options
 def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, ...]) -> None:
     """Run an MCP stdio SERVER, relay its stdio byte for byte, and record every message.
 
@@ -98,7 +101,9 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
     """
     from wiretap.tapping import tap as run_tap
 
+    follow_recording(out)
     returncode = run_tap(list(server), out=out, name=name, redact=not no_redact)
+    otlp_done()
     sys.stderr.flush()
     exit_like(returncode)
 
@@ -125,6 +130,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
 @click.option("--insecure", is_flag=True, help="Do not verify an https upstream's certificate.")
 @click.option("--ui", "with_ui", is_flag=True, help="Also serve the live view (wiretap ui); its URL goes to stderr.")
 @guard_options
+@otlp_options
 def proxy(
     upstream: str,
     listen: str,
@@ -144,6 +150,7 @@ def proxy(
     from wiretap.proxying import proxy as run_proxy
 
     out = proxy_with_ui(upstream, out, name) if with_ui else out
+    follow_recording(out)
     try:
         run_proxy(
             upstream,
@@ -367,6 +374,7 @@ def sessions(root: Path, limit: int) -> None:
 )
 @click.option("--ui", "with_ui", is_flag=True, help="Also serve the live view (wiretap ui); its URL goes to stderr.")
 @click.argument("client", nargs=-1, required=True, type=click.UNPROCESSED)
+@otlp_options
 def wrap(out: Path | None, client: tuple[str, ...], with_ui: bool = False) -> None:
     """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
     from wiretap.session import ClientNotStarted, Session
@@ -375,10 +383,12 @@ def wrap(out: Path | None, client: tuple[str, ...], with_ui: bool = False) -> No
         session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ)
         if with_ui:
             start_ui_beside(session.folder)
+        follow_session(session.folder)
         returncode = session.run()
     except ClientNotStarted as exc:
         click.echo(f"wiretap: {exc}", err=True)
         sys.exit(exc.status)
+    otlp_done()
     exit_like(returncode)
 
 
@@ -411,6 +421,7 @@ cli.add_command(export)
 cli.add_command(ui)
 cli.add_command(schema)
 cli.add_command(scrub)
+cli.add_command(otel)
 
 
 def main(argv: list[str] | None = None) -> None:

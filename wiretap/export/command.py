@@ -14,7 +14,7 @@ from wiretap.export.xmlsafe import encodable, xml_safe
 from wiretap.files import write_private
 from wiretap.sessions import is_session, open_session
 
-FORMATS = ("svg", "mermaid", "har", "html")
+FORMATS = ("svg", "mermaid", "har", "html", "otlp")
 _BY_SUFFIX = {".svg": "svg", ".mmd": "mermaid", ".mermaid": "mermaid", ".har": "har", ".html": "html", ".htm": "html"}
 
 
@@ -31,6 +31,10 @@ def _render(recording: Path, fmt: str, server: str | None = None) -> str:
     """The export of a recording (or a session folder, as HTML or SVG) as text.
 
     Raises NotARecording, UnsupportedFormat, NotASession, click.ClickException, OSError."""
+    if fmt == "otlp":
+        from wiretap.otel.export import otlp_json_text
+
+        return otlp_json_text(recording)
     if is_session(recording):
         return _session(recording, fmt, server)
     if fmt == "har":
@@ -86,7 +90,8 @@ def _session(folder: Path, fmt: str, server: str | None = None) -> str:
     "-f",
     "fmt",
     type=click.Choice(FORMATS),
-    help="svg: a timeline; mermaid: a sequence diagram; har: the HTTP exchanges; html: the report. "
+    help="svg: a timeline; mermaid: a sequence diagram; har: the HTTP exchanges; html: the report; "
+    "otlp: OpenTelemetry spans as OTLP/JSON lines (a session folder too). "
     "Default: from --out's suffix, else svg.",
 )
 @click.option("--out", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write here (default: stdout).")

@@ -52,7 +52,16 @@ class Recorder:
         self._streams: dict[Hashable, RecordStream] = {}
         self._last_t = 0.0
         # The monotonic origin lets recordings made side by side (a session) share one clock.
-        writer.add(0.0, encode_event({**header.to_dict(), "monotonic_origin": round(self._start, 6)}))
+        writer.add(
+            0.0,
+            encode_event(
+                {
+                    **header.to_dict(),
+                    "monotonic_origin": round(self._start, 6),
+                    "wall_origin_ns": time.time_ns() - round((time.monotonic() - self._start) * 1e9),
+                }
+            ),
+        )
         writer.flush()
         self._wake = threading.Event()
         self._backlog = 0  # a hint for waking the recorder early, reset (without the lock) as it drains
