@@ -156,16 +156,29 @@ def runs_near(pattern: str, expected: list[tuple[float, int]]) -> None:
     all_near([v for v, _ in got], [v for v, _ in expected], f"pattern {pattern!r}")
 
 
+def jitter(interval: float) -> float:
+    """How far an interval may be from the first of its run in a pattern (the report's rule: 5 %, at least 5 ms)."""
+    return max(0.005, 0.05 * interval)
+
+
 def pattern_fits(pattern: str, intervals: list[Span]) -> None:
-    """Each figure of a live pattern ("1.00, 2.00, 4.00, 5.00 ×7 s": a run shows one of its intervals)
-    lies within its run's intervals, and the runs cover every interval in order."""
+    """A live pattern ("1.00, 2.00, 4.00, 5.00 ×7 s") fits the intervals that happened: its runs cover
+    every interval in order; a run's intervals can be within ``jitter`` of its first, and the next run's
+    first can be further; each figure (one of its run's intervals) lies within them."""
     parts = [part.partition(" ×") for part in pattern.removesuffix(" s").split(", ")]
     counts = [int(count or 1) for _, _, count in parts]
     assert "…" not in pattern and sum(counts) == len(intervals), f"pattern {pattern!r}: {len(intervals)} intervals"
     start = 0
     for (value, _, _), count in zip(parts, counts, strict=True):
-        run = intervals[start : start + count]
-        near(float(value), Span(least(run).lo, most(run).hi, run[0].tol), f"pattern {pattern!r}", rounding=0.005)
+        run, first, slack = intervals[start : start + count], intervals[start], 2 * intervals[start].tol
+        for member in run[1:]:
+            closest = max(member.lo - first.hi, first.lo - member.hi, 0.0)
+            assert closest <= jitter(first.hi) + slack, f"pattern {pattern!r}: {member} cannot join a run from {first}"
+        if start + count < len(intervals):
+            after = intervals[start + count]
+            furthest = max(after.hi - first.lo, first.hi - after.lo)
+            assert furthest + slack > jitter(first.lo), f"pattern {pattern!r}: {after} would join the run of {first}"
+        near(float(value), Span(least(run).lo, most(run).hi, first.tol), f"pattern {pattern!r}", rounding=0.005)
         start += count
 
 
@@ -311,6 +324,20 @@ def test_the_interval_pattern_reads_3_00_x4_when_every_interval_is_3_00_to_a_few
     if all(f"{interval:.2f}" == "3.00" for interval in intervals):
         pytest.skip("no interval of this recording rounds away from 3.00: nothing to show")
     assert task["pattern"] == "3.00 ×4 s"
+
+
+def test_a_live_truth_rejects_a_figure_outside_what_the_peers_measured() -> None:
+    polls = [Span(t, t + 0.004, EPS) for t in (0.80, 1.80, 3.80, 7.80, 12.80)]  # sent .. answered, 4 ms apart
+    intervals = gaps(polls)
+    pattern_fits("1.00, 2.00, 4.00, 5.00 s", intervals)
+    for wrong in ("1.00, 2.00, 4.00 ×2 s", "1.00, 2.00, 4.00, 5.02 s", "1.00, 2.00, 4.00 s", "1.00, 2.00 ×2, 5.00 s"):
+        with pytest.raises(AssertionError):
+            pattern_fits(wrong, intervals)
+    near(3.002, middle(intervals), "median")
+    near(5.0, most(intervals), "max")
+    for wrong, truth in ((3.01, middle(intervals)), (0.81, polls[0]), (0.79, polls[0]), (0.98, least(intervals))):
+        with pytest.raises(AssertionError):
+            near(wrong, truth)
 
 
 @scenario("cc-ext-form")
