@@ -4,7 +4,8 @@
 proxy --upstream AGENT --out RECORDING``, reads the agent card through the proxy (four times: the
 last three fetches anchor the schedule to the recording's clock), talks to the interface the rewritten card names,
 on one keep-alive connection with ``A2A-Version: 1.0``, closes it, stops the proxy with SIGINT and the
-agent with SIGTERM, and prints one JSON line (scenario, shift, lateness; see scenario_clock.py).
+agent with SIGTERM, and prints one JSON line (scenario, shift, lateness, and the windows in which each
+time below really happened; see scenario_clock.py).
 
 All times are recording seconds; every request waits for its answer.
 
@@ -48,8 +49,10 @@ class A2AClient:
         self.next_id = 0
         self.messages = 0
         self.jsonrpc_path = self.rest_path = ""
+        self.received = 0.0
 
     def http(self, method: str, path: str, body: Any = None, at: float | None = None) -> tuple[int, Any, float]:
+        """One exchange (at ``at``: then marked from the send to the answer); returns status, body, send time."""
         if at is not None:
             self.clock.at(at)
         headers = {"A2A-Version": "1.0", "Accept": "application/json"}
@@ -61,6 +64,9 @@ class A2AClient:
         self.conn.request(method, path, body=data, headers=headers)
         response = self.conn.getresponse()
         payload = response.read()
+        self.received = time.monotonic()
+        if at is not None:
+            self.clock.mark(at, sent, self.received)
         return response.status, json.loads(payload) if payload else None, sent
 
     def rpc(self, method: str, params: dict[str, Any], at: float) -> dict[str, Any]:
@@ -79,7 +85,9 @@ class A2AClient:
         self.http("GET", CARD)
         for nth in (2, 3, 4):
             _, card, sent = self.http("GET", CARD)
-            self.clock.anchor(sent, lambda e: e.get("kind") == "http_request" and e.get("path") == CARD, nth)
+            self.clock.anchor(
+                sent, lambda e: e.get("kind") == "http_request" and e.get("path") == CARD, nth, self.received
+            )
         for interface in card["supportedInterfaces"]:
             path = urlsplit(interface["url"]).path
             if interface["protocolBinding"] == "JSONRPC":
@@ -90,7 +98,10 @@ class A2AClient:
 
     def close(self, at: float) -> None:
         self.clock.at(at)
+        closed = time.monotonic()
         self.conn.close()
+        ended = self.clock.seen(lambda e: e.get("kind") == "connection" and e.get("state") == "closed")
+        self.clock.mark(at, closed, ended)
 
 
 def backoff(c: A2AClient) -> None:

@@ -6,7 +6,8 @@ scenario, its shift (see scenario_clock.py) and how late its latest scheduled se
 
 All times below are recording seconds. Before the schedule the client opens as a real one does
 (``server/discover`` or ``initialize``, then ``tools/list``, ``prompts/list``, ``resources/list``): the
-three lists anchor the schedule to the recording's clock. Unless a time is given, a message is sent as
+three lists anchor the schedule to the recording's clock. The summary's ``actual`` gives, for each time
+below, the window in which it really happened (scenario_clock.py). Unless a time is given, a message is sent as
 soon as the answer it waits for has arrived. Request ids count from 1 in order of sending (the opening
 takes 1-4; the first scheduled request is #5).
 
@@ -98,15 +99,17 @@ class Session:
             stdout=subprocess.PIPE,
         )
         self.next_id = 0
-        self.answers: dict[Any, dict[str, Any]] = {}
-        self.incoming: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.answers: dict[Any, tuple[float, dict[str, Any]]] = {}
+        self.incoming: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
+        self.received = 0.0
+        """The monotonic time the message ``wait`` returned last had arrived."""
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            self.incoming.put(json.loads(line))
+            self.incoming.put((time.monotonic(), json.loads(line)))
 
     def send(self, message: dict[str, Any], at: float | None = None) -> float:
         """Write one message (at recording time ``at``, if given); return the monotonic send time."""
@@ -126,22 +129,35 @@ class Session:
     def wait(self, predicate: Any, timeout: float = 30.0) -> dict[str, Any]:
         """The next incoming message that ``predicate`` accepts (answers are kept by id as they pass)."""
         deadline = time.monotonic() + timeout
-        for rid, answer in list(self.answers.items()):
+        for rid, (received, answer) in list(self.answers.items()):
             if predicate(answer):
-                return self.answers.pop(rid)
+                del self.answers[rid]
+                self.received = received
+                return answer
         while True:
-            message = self.incoming.get(timeout=max(0.001, deadline - time.monotonic()))
+            received, message = self.incoming.get(timeout=max(0.001, deadline - time.monotonic()))
             if predicate(message):
+                self.received = received
                 return message
             if "method" not in message:
-                self.answers[message.get("id")] = message
+                self.answers[message.get("id")] = (received, message)
 
     def answer(self, rid: Any) -> dict[str, Any]:
         return self.wait(lambda m: "method" not in m and m.get("id") == rid)
 
     def request(self, method: str, params: dict[str, Any], at: float | None = None) -> dict[str, Any]:
-        rid, _ = self.call(method, params, at)
-        return self.answer(rid)
+        """Send a request (at ``at``), wait for its answer; both happened between the send and the answer."""
+        rid, sent = self.call(method, params, at)
+        answer = self.answer(rid)
+        if at is not None:
+            self.clock.mark(at, sent, self.received)
+        return answer
+
+    def unanswered_for_now(self, rid: Any, at: float, sent: float) -> None:
+        """A request sent at ``at`` that is answered late or never: it was stamped by the time it is in
+        the recording."""
+        recorded = self.clock.seen(lambda e: e.get("kind") == "message" and e.get("msg", {}).get("id") == rid)
+        self.clock.mark(at, sent, recorded)
 
     def start(self, *, modern: bool, tasks: bool = True, first: float) -> None:
         """The opening exchange; the three lists anchor the schedule; ``first`` is its first time."""
@@ -160,13 +176,23 @@ class Session:
         for method in ("tools/list", "prompts/list", "resources/list"):
             rid, sent = self.call(method, params)
             self.answer(rid)
-            self.clock.anchor(sent, lambda e, rid=rid: e.get("kind") == "message" and e.get("msg", {}).get("id") == rid)
+            self.clock.anchor(
+                sent,
+                lambda e, rid=rid: e.get("kind") == "message" and e.get("msg", {}).get("id") == rid,
+                answered_at=self.received,
+            )
         self.clock.begin(first)
 
-    def close(self, at: float) -> None:
+    def close(self, at: float, server_exit_after: float | None = None) -> None:
+        """Close stdin at ``at``; a server that exits ``server_exit_after`` later is marked at that time."""
         self.clock.at(at)
         assert self.proc.stdin is not None
+        closed = time.monotonic()
         self.proc.stdin.close()
+        self.clock.mark(at, closed, self.clock.seen(lambda e: e.get("kind") == "eof" and e.get("dir") == "c2s"))
+        if server_exit_after is not None:
+            exited = self.clock.seen(lambda e: e.get("kind") == "exit")
+            self.clock.mark(at + server_exit_after, closed + server_exit_after, exited)
         self.proc.wait(30)
         self._reader.join(10)
 
@@ -225,12 +251,17 @@ def core_tasks(s: Session) -> None:
     task = core_call(s, 0.30)
     s.request("tasks/get", {"taskId": task}, 1.30)
     assert s.request("tasks/get", {"taskId": task}, 2.30)["result"]["status"] == "input_required"
-    result_id, _ = s.call("tasks/result", {"taskId": task}, 2.40)
+    result_id, sent = s.call("tasks/result", {"taskId": task}, 2.40)
     question = s.wait(lambda m: m.get("method") == "elicitation/create")
+    s.clock.mark(2.40, sent, s.received)  # the server asks as soon as tasks/result arrives
     assert question["id"] == f"task-{task}-1"
     reply = {"action": "accept", "content": {"environment": "staging"}}
-    s.send({"id": question["id"], "result": reply}, 5.40)
+    answered = s.send({"id": question["id"], "result": reply}, 5.40)
+    working = s.wait(lambda m: m.get("method") == "notifications/tasks/status" and m["params"]["status"] == "working")
+    s.clock.mark(5.40, answered, s.received)  # the server says "working" as soon as the answer arrives
     assert s.answer(result_id)["result"]["isError"] is False
+    s.clock.mark(5.90, answered + 0.50, s.received)  # completed 0.50 s after the answer arrived
+    assert working["params"]["taskId"] == task
     s.close(6.20)
 
 
@@ -243,7 +274,7 @@ def exit_tasks(s: Session, *, cancel: bool) -> None:
         assert s.request("tasks/cancel", {"taskId": task}, 1.50)["result"]["status"] == "cancelled"
         s.close(1.60)
     else:
-        s.close(1.50)
+        s.close(1.50, server_exit_after=0.30)
 
 
 def task_without_support(s: Session) -> None:
@@ -268,7 +299,10 @@ def repeat_after_unknown(s: Session) -> None:
         "arguments": {"service": "billing", "version": "2.4.1"},
         "_meta": modern_meta(tasks=True),
     }
-    assert s.request("tools/call", params, 0.30)["error"]["code"] == -32001
+    rid, sent = s.call("tools/call", params, 0.30)
+    s.unanswered_for_now(rid, 0.30, sent)
+    assert s.answer(rid)["error"]["code"] == -32001
+    s.clock.mark(2.30, sent + 2.00, s.received)  # the server answers 2.00 s after the call arrived
     assert "result" in s.request("tools/call", params, 3.30)
     s.close(3.50)
 
@@ -276,7 +310,10 @@ def repeat_after_unknown(s: Session) -> None:
 def slow_poll(s: Session) -> None:
     s.start(modern=True, first=0.30)
     task = ext_call(s, 0.30)
-    assert ext_get(s, task, 0.50)["result"]["status"] == "completed"
+    rid, sent = s.call("tasks/get", {"taskId": task, "_meta": modern_meta(tasks=True)}, 0.50)
+    s.unanswered_for_now(rid, 0.50, sent)
+    assert s.answer(rid)["result"]["status"] == "completed"
+    s.clock.mark(15.60, sent + 15.10, s.received)  # the server answers 15.10 s after the poll arrived
     s.close(15.70)
 
 
@@ -292,9 +329,11 @@ def failed_poll_run(s: Session) -> None:
 
 def unanswered(s: Session) -> None:
     s.start(modern=False, first=0.30)
-    s.call("tools/call", {"name": "hang", "arguments": {}}, 0.30)
+    _, sent = s.call("tools/call", {"name": "hang", "arguments": {}}, 0.30)
     assert s.wait(lambda m: m.get("method") == "roots/list")["id"] == "roots-1"
-    s.call("resources/read", {"uri": "file:///var/log/never.log"}, 0.50)
+    s.clock.mark(0.30, sent, s.received)  # the server asks as soon as the call arrives
+    rid, sent = s.call("resources/read", {"uri": "file:///var/log/never.log"}, 0.50)
+    s.unanswered_for_now(rid, 0.50, sent)
     s.close(1.00)
 
 
