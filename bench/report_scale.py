@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from wiretap.model import Header
+from wiretap.recording.events import Header
 from wiretap.recording.writer import encode_event
 
 TASKS = 200

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wiretap.model import Header
+from wiretap.recording.events import Header
 from wiretap.recording.writer import encode_event
 
 EXT_META: dict[str, Any] = {

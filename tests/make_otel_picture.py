@@ -18,7 +18,7 @@ import export_peers  # noqa: E402
 import peers  # noqa: E402
 from phoenix_backend import running_phoenix  # noqa: E402
 
-from wiretap.model import utc_iso_ms  # noqa: E402
+from wiretap.recording.events import utc_iso_ms  # noqa: E402
 
 RECORDING = REPO / "recordings" / "core-tasks.jsonl"
 PICTURE = REPO / "docs" / "otel-phoenix-trace.png"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wiretap.model import Header
+from wiretap.recording.events import Header
 
 Events = list[dict[str, Any]]
 CAPS = {"roots": {}, "elicitation": {}}

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wiretap.model import Event
+from wiretap.recording.events import Event
 from wiretap.recording.reader import read_all
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from wiretap.model import Event
+from wiretap.recording.events import Event
 from wiretap.recording.reader import read_all
 
 SCENARIO_SERVER = [sys.executable, str(Path(__file__).parent / "scenarios" / "stdio_server.py")]

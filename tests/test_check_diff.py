@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from wiretap.model import Header
+from wiretap.recording.events import Header
 from wiretap.recording.writer import encode_event
 
 REPO = Path(__file__).resolve().parent.parent

@@ -246,7 +246,7 @@ def test_an_upstream_port_out_of_range_is_status_2_naming_the_url() -> None:
 
 @pytest.mark.parametrize("url", ["http://[::1", "http://h:abc/", "http://h:0/", "ftp://h/", "http:///x"])
 def test_a_malformed_upstream_is_status_2_naming_it(url: str) -> None:
-    from wiretap.proxying import BadUpstream, check_upstream
+    from wiretap.run.proxy import BadUpstream, check_upstream
 
     with pytest.raises(BadUpstream, match=re.escape(repr(url))):
         check_upstream(url)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from wiretap.clients import UnknownClient, client_for
-from wiretap.clients.claude_code import ConfigError, discover, launch_argv, split_argv
-from wiretap.clients.servers import expand
-from wiretap.session import _tap_entry
+from wiretap.wrap.clients import UnknownClient, client_for
+from wiretap.wrap.clients.claude_code import ConfigError, discover, launch_argv, split_argv
+from wiretap.wrap.clients.servers import expand
+from wiretap.wrap.session import _tap_entry
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from wiretap.clients import codex, gemini
-from wiretap.clients.servers import ConfigError
+from wiretap.wrap.clients import codex, gemini
+from wiretap.wrap.clients.servers import ConfigError
 
 TAP = {"command": "/py", "args": ["-m", "wiretap", "tap", "--", "srv"]}
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from wiretap.cli import cli
 from wiretap.export.xmlsafe import xml_safe
-from wiretap.model import Header
+from wiretap.recording.events import Header
 from wiretap.recording.writer import encode_event
 
 FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

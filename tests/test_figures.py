@@ -16,7 +16,7 @@ from wiretap.analysis.report import build_report
 from wiretap.export.html import MAX_MESSAGES, render_html
 from wiretap.export.lanes import timeline_of
 from wiretap.export.svg import render_svg
-from wiretap.render.report import render_markdown, render_text
+from wiretap.render.report_text import render_markdown, render_text
 
 RECORDINGS = sorted((Path(__file__).resolve().parent.parent / "recordings").glob("*.jsonl"))
 

@@ -14,7 +14,7 @@ from taprun import run_tap
 
 from wiretap.cli import cli
 from wiretap.files import create_private, private_dirs, write_private
-from wiretap.session import new_session_dir
+from wiretap.wrap.session import new_session_dir
 
 RECORDING = Path(__file__).parent.parent / "recordings" / "demo.jsonl"
 ECHO = [sys.executable, str(Path(__file__).parent / "scenarios" / "stdio_server.py"), "answer"]

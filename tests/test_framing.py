@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wiretap.framing import LineFramer
+from wiretap.wire.framing import LineFramer
 
 
 def frames_of(chunks: list[bytes]) -> tuple[list[bytes], bytes | None]:

@@ -2,7 +2,7 @@ import base64
 import json
 import re
 
-from wiretap.messages import record_frame
+from wiretap.wire.messages import record_frame
 
 
 def test_a_json_frame_is_kept_verbatim_as_the_message() -> None:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from wiretap.scrubbing import GENERIC_USERS
+from wiretap.scrub.rewrite import GENERIC_USERS
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED_SUFFIXES = {".jsonl", ".json", ".yaml", ".yml", ".md", ".txt", ".csv", ".html", ".svg", ".har"}

@@ -96,7 +96,7 @@ def test_a_full_queue_drops_spans_and_counts_every_one() -> None:
 def test_a_session_followed_as_it_is_written_gives_the_spans_of_the_finished_session(tmp_path: Path) -> None:
     from wiretap.otel.follow import Follower
     from wiretap.otel.sources import session_spans
-    from wiretap.sessions import open_session
+    from wiretap.wrap.folders import open_session
 
     recordings = Path(__file__).resolve().parent.parent / "recordings"
     folder = tmp_path / "session"

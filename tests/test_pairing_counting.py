@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from wiretap.analysis.report import build_report
 from wiretap.cli import cli
-from wiretap.model import Header
+from wiretap.recording.events import Header
 from wiretap.recording.reader import open_recording
 from wiretap.recording.writer import encode_event
 from wiretap.render.timeline import rows

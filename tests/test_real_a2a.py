@@ -32,8 +32,8 @@ from urllib.parse import urlsplit
 import pytest
 from proxyrun import ProxyRun, running_proxy
 
-from wiretap.model import Event
-from wiretap.sse import SSEDecoder
+from wiretap.recording.events import Event
+from wiretap.wire.sse import SSEDecoder
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ import pytest
 from claude import ClaudeRun, offline_env, run_claude, stdio_server, write_mcp_config
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse, tool_use_id
 
-from wiretap.model import Event
+from wiretap.recording.events import Event
 from wiretap.recording.reader import read_all
 
 pytestmark = pytest.mark.slow

@@ -38,8 +38,8 @@ from claude import ClaudeRun, offline_env, run_claude, write_mcp_config
 from proxyrun import ProxyRun, running_proxy
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 
-from wiretap.model import Event
-from wiretap.secrets import names_secret
+from wiretap.recording.events import Event
+from wiretap.wire.secrets import names_secret
 
 pytestmark = pytest.mark.slow
 

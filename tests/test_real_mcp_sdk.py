@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from wiretap.model import Event
+from wiretap.recording.events import Event
 from wiretap.recording.reader import read_all
 
 pytestmark = pytest.mark.slow

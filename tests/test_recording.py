@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from wiretap.model import FORMAT_VERSION, Header, Kind
+from wiretap.recording.events import FORMAT_VERSION, Header, Kind
 from wiretap.recording.follow import tail_lines
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording, open_recording, read_all

@@ -4,8 +4,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wiretap.messages import record_frame
-from wiretap.redact import (
+from wiretap.wire.messages import record_frame
+from wiretap.wire.redact import (
     LineRedactor,
     Redactor,
     may_need_redaction,
@@ -15,7 +15,7 @@ from wiretap.redact import (
     redact_text,
     redact_url,
 )
-from wiretap.secrets import ANCHORS, KEY_ANCHORS, RULES
+from wiretap.wire.secrets import ANCHORS, KEY_ANCHORS, RULES
 
 MARK = re.compile(r"\[redacted:[0-9a-f]{4}\]")
 

@@ -13,10 +13,10 @@ import pytest
 from taprun import run_tap
 
 from wiretap.http.headers import recorded_headers
-from wiretap.messages import record_frame
-from wiretap.paths import default_name, safe_name
+from wiretap.recording.paths import default_name, safe_name
 from wiretap.recording.streams import StderrStream
-from wiretap.redact import redact_argv, redact_query, redact_url
+from wiretap.wire.messages import record_frame
+from wiretap.wire.redact import redact_argv, redact_query, redact_url
 
 CORPORA = Path(__file__).parent / "corpora"
 SECRETS = [json.loads(line) for line in (CORPORA / "secrets.jsonl").read_text().splitlines()]

@@ -15,7 +15,7 @@ from report_schema import valid_report
 from wiretap.analysis.report import Analysis, applied_poll_ms
 from wiretap.analysis.stats import EXACT_LIMIT, Distribution
 from wiretap.cli import cli
-from wiretap.model import Header
+from wiretap.recording.events import Header
 from wiretap.recording.writer import encode_event
 
 EXT_META = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}

@@ -45,7 +45,7 @@ from proxyrun import running_proxy
 from report_schema import valid_report
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 
-from wiretap.model import Event
+from wiretap.recording.events import Event
 from wiretap.recording.reader import read_all
 
 pytestmark = pytest.mark.slow

@@ -111,6 +111,6 @@ def test_the_expectations_schema_refuses_what_wiretap_check_refuses(document: di
 
 
 def test_the_expectations_schema_knows_every_check_wiretap_check_knows() -> None:
-    from wiretap.expect.checks import CHECKS
+    from wiretap.judge.expect.checks import CHECKS
 
     assert set(schema("expect")["$defs"]["check"]["properties"]) == set(CHECKS)

@@ -13,7 +13,7 @@ from typing import Any
 from taprun import run_tap
 
 from wiretap.analysis.report import report_recording
-from wiretap.scrubbing import Scrubber, scrub_recording
+from wiretap.scrub.rewrite import Scrubber, scrub_recording
 
 REPO = Path(__file__).resolve().parent.parent
 ECHO = [sys.executable, str(REPO / "tests" / "scenarios" / "stdio_server.py"), "answer"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from wiretap.cli import cli
-from wiretap.model import Header
+from wiretap.recording.events import Header
 from wiretap.recording.writer import encode_event
 
 DEMO = Path(__file__).resolve().parent.parent / "recordings" / "demo.jsonl"

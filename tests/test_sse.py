@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wiretap.sse import SSEDecoder, SSEEvent
+from wiretap.wire.sse import SSEDecoder, SSEEvent
 
 
 def decode(*chunks: bytes) -> list[SSEEvent]:

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from wiretap.analysis.report import build_report
-from wiretap.render.report import render_text
+from wiretap.render.report_text import render_text
 
 RECORDINGS = sorted((Path(__file__).resolve().parent.parent / "recordings").glob("*.jsonl"))
 BOX = re.compile(r"[│┃━┏┓┗┛┡┩╇┳┻┣┫╋─└┘┴┬┼├┤┌┐]")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wiretap.model import Event
+from wiretap.recording.events import Event
 from wiretap.render.console import plain_line
 from wiretap.render.filters import RowFilter, select
 from wiretap.render.timeline import Row, rows

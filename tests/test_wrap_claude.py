@@ -40,7 +40,7 @@ import pytest
 from claude import API_KEY, ClaudeRun, offline_env, parse_stream_json
 from scenarios.fake_messages_api import Captured, FakeMessagesAPI, ToolUse, tool_use_id
 
-from wiretap.model import Event
+from wiretap.recording.events import Event
 from wiretap.recording.reader import read_all
 
 pytestmark = pytest.mark.slow

@@ -28,7 +28,7 @@ from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 from scenarios.fake_model_apis import Call, FakeModelAPIs
 
 from wiretap.analysis.profile import Profile
-from wiretap.profiling import profile_recording
+from wiretap.judge.profiles import profile_recording
 from wiretap.recording.reader import read_all
 
 pytestmark = pytest.mark.slow

@@ -18,17 +18,17 @@ from wiretap.otel.command import otel
 from wiretap.otel.live import follow_recording, follow_session, otlp_done, otlp_options
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
+from wiretap.render.show import show as show_timeline
 from wiretap.replay.cli import replay
 from wiretap.schemas.command import schema
-from wiretap.scrub_command import scrub
-from wiretap.sessions import is_session, open_session, recent_sessions
-from wiretap.show import show as show_timeline
+from wiretap.scrub.command import scrub
 from wiretap.transports.process import exit_like
 from wiretap.ui.beside import proxy_with_ui, start_ui_beside
 from wiretap.ui.command import ui
+from wiretap.wrap.folders import is_session, open_session, recent_sessions
 
 if TYPE_CHECKING:
-    from wiretap.profiling import Source
+    from wiretap.judge.profiles import Source
 
 
 class Wiretap(click.Group):
@@ -65,7 +65,7 @@ class Wiretap(click.Group):
 def _is_client(word: str) -> bool:
     from shutil import which
 
-    from wiretap.clients import CLIENTS
+    from wiretap.wrap.clients import CLIENTS
 
     return Path(word).name in CLIENTS or which(word) is not None
 
@@ -99,7 +99,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
 
     Use it where a client's config names the server command: wiretap tap -- SERVER [ARGS...]
     """
-    from wiretap.tapping import tap as run_tap
+    from wiretap.run.tap import tap as run_tap
 
     follow_recording(out)
     returncode = run_tap(list(server), out=out, name=name, redact=not no_redact)
@@ -146,8 +146,8 @@ def proxy(
 
     Prints the URL clients should use, then serves until interrupted.
     """
-    from wiretap.proxying import BadUpstream, ssl_context
-    from wiretap.proxying import proxy as run_proxy
+    from wiretap.run.proxy import BadUpstream, ssl_context
+    from wiretap.run.proxy import proxy as run_proxy
 
     out = proxy_with_ui(upstream, out, name) if with_ui else out
     follow_recording(out)
@@ -238,8 +238,8 @@ def report(recording: Path, fmt: str, server: str | None) -> None:
 )
 def check(recording: Path, expectations: Path) -> None:
     """Check a recording (or session folder) against expectations; exit 1 if any fails, 2 on a bad file."""
-    from wiretap.checking import check as run_checks
-    from wiretap.checking import load_expectations
+    from wiretap.judge.check import check as run_checks
+    from wiretap.judge.check import load_expectations
 
     judged = run_checks(recording, load_expectations(expectations))
     failed = [j for j in judged if not j.outcome.ok]
@@ -261,7 +261,7 @@ def check(recording: Path, expectations: Path) -> None:
 )
 def diff(a: Path, b: Path, fmt: str) -> None:
     """Compare two recordings or session folders by behaviour; exit 0 same, 1 different, 2 bad input."""
-    from wiretap.diffing import diff as compare
+    from wiretap.judge.diff import diff as compare
     from wiretap.render.diff import RENDERERS
 
     result = compare(*_sources(a, b))
@@ -279,7 +279,7 @@ def diff(a: Path, b: Path, fmt: str) -> None:
 )
 def compare(sources: tuple[Path, ...], fmt: str) -> None:
     """Tabulate clients' behaviour side by side: a column per SESSION or RECORDING, a row per behaviour."""
-    from wiretap.comparing import compare as tabulate
+    from wiretap.judge.compare import compare as tabulate
     from wiretap.render.compare import RENDERERS
 
     result = tabulate(_sources(*sources))
@@ -316,7 +316,7 @@ def config_snippet(
     """
     import json
 
-    from wiretap.desktop import NotSupported, http_snippet, stdio_snippet
+    from wiretap.wrap.desktop import NotSupported, http_snippet, stdio_snippet
 
     folder = (out or Path.home() / "wiretap-recordings").expanduser().resolve()
     pairs = dict(item.split("=", 1) for item in env if "=" in item)
@@ -340,7 +340,7 @@ def config_snippet(
 
 def _sources(*paths: Path) -> list[Source]:
     """Recordings or session folders as profiles; a bad one is a one-line error and exit status 2."""
-    from wiretap.profiling import load
+    from wiretap.judge.profiles import load
 
     return [load(path) for path in paths]
 
@@ -377,7 +377,7 @@ def sessions(root: Path, limit: int) -> None:
 @otlp_options
 def wrap(out: Path | None, client: tuple[str, ...], with_ui: bool = False) -> None:
     """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
-    from wiretap.session import ClientNotStarted, Session
+    from wiretap.wrap.session import ClientNotStarted, Session
 
     try:
         session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ)

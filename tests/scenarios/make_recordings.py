@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from wiretap.scrubbing import Scrubber, scrub_recording
+from wiretap.scrub.rewrite import Scrubber, scrub_recording
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

@@ -6,8 +6,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from wiretap.jsonrpc import is_message
-from wiretap.model import Direction, Event, Kind
+from wiretap.recording.events import Direction, Event, Kind
+from wiretap.wire.jsonrpc import is_message
 
 
 @dataclass

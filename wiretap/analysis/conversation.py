@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from wiretap.jsonrpc import NOTIFICATION, REQUEST, RESPONSE, Pairing, Waiting, is_response, kind_of
-from wiretap.model import Direction, Event, Kind
+from wiretap.recording.events import Direction, Event, Kind
+from wiretap.wire.jsonrpc import NOTIFICATION, REQUEST, RESPONSE, Pairing, Waiting, is_response, kind_of
 
 __all__ = ["NOTIFICATION", "REQUEST", "RESPONSE", "Conversation", "Message", "OtherBody"]
 

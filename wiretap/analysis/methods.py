@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from wiretap.model import Event, Kind
+from wiretap.recording.events import Event, Kind
 
 
 def method_of(event: Event) -> str | None:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
-from wiretap.model import Direction, Event, Kind
+from wiretap.recording.events import Direction, Event, Kind
 
 if TYPE_CHECKING:
     from wiretap.analysis.profile import Handshake, HttpTraits, ServerRequest, Shutdown, Step

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from wiretap.analysis.observe import Observer
-from wiretap.model import Event
+from wiretap.recording.events import Event
 
 
 @dataclass(frozen=True)

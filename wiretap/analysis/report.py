@@ -24,9 +24,9 @@ from wiretap.analysis.shutdown import shutdown_verdict
 from wiretap.analysis.stats import Distribution
 from wiretap.analysis.tasks import Task, TaskTracker
 from wiretap.analysis.traffic import Traffic
-from wiretap.model import Event
-from wiretap.plural import plural
+from wiretap.recording.events import Event
 from wiretap.recording.reader import open_recording
+from wiretap.render.plural import plural
 
 __all__ = ["REPORT_FORMAT", "Analysis", "analyse", "build_report", "pattern", "report_recording"]
 LONG_LIVED = frozenset({"subscriptions/listen"})

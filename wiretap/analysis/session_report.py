@@ -11,8 +11,8 @@ from typing import Any
 from wiretap.analysis import model
 from wiretap.analysis.model import Report
 from wiretap.analysis.report import POLL_RULE, build_report
-from wiretap.plural import plural
-from wiretap.sessions import open_session
+from wiretap.render.plural import plural
+from wiretap.wrap.folders import open_session
 
 
 def client_start(manifest: dict[str, Any]) -> float | None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from wiretap.analysis.conversation import RESPONSE, Message, OtherBody
 from wiretap.analysis.stats import Distribution
-from wiretap.model import Event, Kind
+from wiretap.recording.events import Event, Kind
 
 
 class Traffic:

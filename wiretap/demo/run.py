@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from wiretap.errors import BadInput
-from wiretap.paths import recording_path
+from wiretap.recording.paths import recording_path
 from wiretap.render.console import printer_for
 from wiretap.render.filters import RowFilter
-from wiretap.show import show
+from wiretap.render.show import show
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from wiretap import __version__
 from wiretap.errors import BadInput
-from wiretap.model import Direction, Event, Kind, utc_iso_ms
+from wiretap.recording.events import Direction, Event, Kind, utc_iso_ms
 from wiretap.recording.reader import open_recording
 
 REBUILT = "rebuilt by wiretap from the recorded messages; headers as recorded (credentials redacted)"

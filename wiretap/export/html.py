@@ -15,8 +15,8 @@ from typing import Any
 from wiretap.analysis.model import Report
 from wiretap.export.lanes import timeline_of
 from wiretap.export.svg import render_svg
-from wiretap.plural import plural
-from wiretap.render.report import counts
+from wiretap.render.plural import plural
+from wiretap.render.report_text import counts
 from wiretap.render.tables import SPECS, fmt, html_table
 
 MAX_MESSAGES = 5000

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from wiretap.model import Direction, Kind
+from wiretap.recording.events import Direction, Kind
 from wiretap.render.timeline import IN, LIFE, OUT, Row
 
 CLIENT, SERVER = "C", "S"

@@ -7,7 +7,7 @@ from typing import Any
 
 from multidict import CIMultiDict
 
-from wiretap.redact import redact_header
+from wiretap.wire.redact import redact_header
 
 HOP_BY_HOP = frozenset(
     {

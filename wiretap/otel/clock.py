@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from wiretap.model import Event
+from wiretap.recording.events import Event
 
 
 def origin_ns(header: Event) -> int:

@@ -16,7 +16,7 @@ from wiretap.otel.resource import resource_attributes
 from wiretap.otel.spans import AttributeValue
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
-from wiretap.sessions import NotASession, is_session
+from wiretap.wrap.folders import NotASession, is_session
 
 if TYPE_CHECKING:
     from wiretap.otel.push import Sent

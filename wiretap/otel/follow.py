@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from wiretap.analysis.report import report_recording
-from wiretap.model import Event
 from wiretap.otel.endpoint import ENV, Target
 from wiretap.otel.mapping import RecordingMapper
 from wiretap.otel.sender import FLUSH_SECONDS, QUEUE_SPANS, BatchSender
 from wiretap.otel.spans import span_id_for
+from wiretap.recording.events import Event
 from wiretap.recording.reader import RecordingReader
-from wiretap.sessions import SessionFolder, open_session
+from wiretap.wrap.folders import SessionFolder, open_session
 
 POLL_SECONDS = 0.1
 SCAN_SECONDS = 0.5

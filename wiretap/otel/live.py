@@ -21,7 +21,7 @@ from wiretap.otel.endpoint import ENV, target_from
 from wiretap.otel.protobuf import INSTALL
 from wiretap.otel.resource import BadSetting, resource_attributes
 from wiretap.otel.sender import FLUSH_SECONDS, QUEUE_SPANS
-from wiretap.paths import recording_path
+from wiretap.recording.paths import recording_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 _settings: dict[str, Any] | None = None

@@ -12,11 +12,11 @@ from pathlib import PurePath
 from typing import Any
 
 from wiretap import __version__
-from wiretap.model import Event
 from wiretap.otel import attributes as attrs
 from wiretap.otel.clock import at, origin_ns
 from wiretap.otel.report_spans import report_spans
 from wiretap.otel.spans import Link, Span, SpanEvent, SpanKind, span_id_for, trace_id_for
+from wiretap.recording.events import Event
 
 MAX_PENDING = 10_000
 """Requests awaiting a response beyond which the oldest is given up on: memory stays bounded under a

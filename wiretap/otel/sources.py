@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.analysis.report import report_recording
-from wiretap.model import Event
 from wiretap.otel.mapping import RecordingMapper
 from wiretap.otel.spans import Span, SpanKind, span_id_for, trace_id_for
+from wiretap.recording.events import Event
 from wiretap.recording.reader import open_recording
-from wiretap.sessions import SessionFolder, is_session, open_session
+from wiretap.wrap.folders import SessionFolder, is_session, open_session
 
 SESSION_IDENTITY = ("kind", "started", "started_monotonic", "client", "client_argv", "cwd")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from wiretap.errors import BadInput
-from wiretap.model import FORMAT_VERSION, Event
+from wiretap.recording.events import FORMAT_VERSION, Event
 
 CONVERTERS: dict[int, Callable[[Event], Event]] = {}
 

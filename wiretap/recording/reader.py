@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO
 
 from wiretap.errors import BadInput
-from wiretap.model import Event, Kind
+from wiretap.recording.events import Event, Kind
 from wiretap.recording.migrate import UnsupportedFormat, check_format, migrate
 
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Hashable, Iterable
 from typing import IO, Any
 
-from wiretap.model import Header, Kind
+from wiretap.recording.events import Header, Kind
 from wiretap.recording.streams import Recorded, RecordStream
 from wiretap.recording.writer import RecordingWriter, encode_event
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from wiretap.framing import Frame, LineFramer
 from wiretap.http.encoding import Decompressor
-from wiretap.messages import record_frame
-from wiretap.model import Event, Kind
-from wiretap.redact import redact_text
-from wiretap.sse import SSEDecoder, SSEEvent
+from wiretap.recording.events import Event, Kind
+from wiretap.wire.framing import Frame, LineFramer
+from wiretap.wire.messages import record_frame
+from wiretap.wire.redact import redact_text
+from wiretap.wire.sse import SSEDecoder, SSEEvent
 
 Recorded = tuple[Event, bytes | bytearray | None]
 

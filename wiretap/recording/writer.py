@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from wiretap.files import private_dirs
-from wiretap.model import Event, Kind
+from wiretap.recording.events import Event, Kind
 
 Piece = bytes | bytearray
 

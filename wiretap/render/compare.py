@@ -8,7 +8,7 @@ from typing import IO
 from rich.console import Console
 from rich.table import Table
 
-from wiretap.comparing import Comparison
+from wiretap.judge.compare import Comparison
 
 
 def render_text(result: Comparison, out: IO[str]) -> None:

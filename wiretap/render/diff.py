@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import IO
 
-from wiretap.diffing import Difference
+from wiretap.judge.diff import Difference
 
 SAME = "no difference in behaviour"
 DIFFERENT = "the recordings behave differently"

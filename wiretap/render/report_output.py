@@ -10,7 +10,7 @@ from rich.console import Console
 
 from wiretap.analysis.model import Report
 from wiretap.analysis.report import build_report
-from wiretap.sessions import is_session, open_session
+from wiretap.wrap.folders import is_session, open_session
 
 FORMATS = ("text", "json", "markdown", "html")
 
@@ -40,7 +40,7 @@ def write_report(report: Report, fmt: str, out: IO[str]) -> None:
     if fmt == "json":
         out.write(json.dumps(json_document(report), indent=2, ensure_ascii=False) + "\n")
     elif fmt == "markdown":
-        from wiretap.render.report import render_markdown
+        from wiretap.render.report_text import render_markdown
 
         render_markdown(report, out)
     elif fmt == "html":
@@ -48,6 +48,6 @@ def write_report(report: Report, fmt: str, out: IO[str]) -> None:
 
         out.write(render_html([report]))
     else:
-        from wiretap.render.report import render_text
+        from wiretap.render.report_text import render_text
 
         render_text(report, Console(file=out, highlight=False, soft_wrap=not out.isatty()))

@@ -8,10 +8,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from wiretap import jsonrpc
 from wiretap.analysis.conversation import describe_body
-from wiretap.model import Direction, Event, Kind
+from wiretap.recording.events import Direction, Event, Kind
 from wiretap.render.summarize import clip, summarize_error, summarize_request, summarize_result
+from wiretap.wire import jsonrpc
 
 IN, OUT, LIFE, ERR = "IN", "OUT", "---", "ERR"
 _LANES = {Direction.C2S.value: IN, Direction.S2C.value: OUT}
@@ -63,7 +63,7 @@ class _Open:
 
 
 class Pairing:
-    """Open requests per direction, so that responses can name their method and latency (``wiretap.jsonrpc``)."""
+    """Open requests per direction, so that responses can name their method and latency (``wiretap.wire.jsonrpc``)."""
 
     def __init__(self) -> None:
         self._pairs: jsonrpc.Pairing[_Open] = jsonrpc.Pairing()

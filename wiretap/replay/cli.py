@@ -107,7 +107,7 @@ def replay(
         if bool(server) == bool(upstream):
             raise click.UsageError("--as client needs a SERVER command after -- or --upstream URL (one of them)")
         if upstream is not None:
-            from wiretap.proxying import check_upstream
+            from wiretap.run.proxy import check_upstream
 
             check_upstream(upstream)
         from wiretap.replay.client import ClientOptions, replay_client

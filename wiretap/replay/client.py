@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 from urllib.parse import urlsplit
 
-from wiretap.framing import LineFramer
-from wiretap.replay.diff import Difference, describe, differences
 from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request, failures
 from wiretap.replay.pace import RECORDED, Pace
 from wiretap.replay.player import dumps
@@ -41,8 +39,10 @@ from wiretap.replay.script import (
     is_request,
     is_response,
 )
+from wiretap.replay.structural_diff import Difference, describe, differences
 from wiretap.replay.tasks import reported_state
 from wiretap.replay.volatile import Volatile
+from wiretap.wire.framing import LineFramer
 
 WIRETAP = [sys.executable, "-m", "wiretap"]
 
@@ -478,7 +478,7 @@ class HttpLink:
     async def _read(self, response: Any, exchange: Exchange | None) -> None:
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "text/event-stream":
-            from wiretap.sse import SSEDecoder
+            from wiretap.wire.sse import SSEDecoder
 
             decoder = SSEDecoder()
             async for chunk in response.content.iter_any():

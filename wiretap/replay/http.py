@@ -19,9 +19,9 @@ from aiohttp import web
 
 from wiretap.http.a2a_rest import rest_operation
 from wiretap.http.rewrite import CARD_PATHS
-from wiretap.proxying import parse_listen
 from wiretap.replay.player import Plan, Player, dumps
 from wiretap.replay.script import Json, Step, is_request, is_response
+from wiretap.run.proxy import parse_listen
 
 SESSION = "mcp-session-id"
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}

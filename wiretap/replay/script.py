@@ -19,11 +19,11 @@ from wiretap.analysis.report import Analysis
 from wiretap.analysis.tasks import Task
 from wiretap.http.a2a_rest import rest_operation
 from wiretap.http.rewrite import CARD_PATHS
-from wiretap.jsonrpc import id_key, is_notification, is_request, is_response
-from wiretap.model import Direction, Event, Kind
+from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.reader import open_recording
 from wiretap.replay.matchers import Request
 from wiretap.replay.volatile import Volatile
+from wiretap.wire.jsonrpc import id_key, is_notification, is_request, is_response
 
 __all__ = ["Json", "Step", "id_key", "is_notification", "is_request", "is_response"]
 

@@ -28,11 +28,11 @@ from wiretap.http.encoding import decoded
 from wiretap.http.guard import ConnectionWatch, Guard, Limits, Refusal, check_request, gateway_timeout
 from wiretap.http.headers import end_to_end, recorded_headers
 from wiretap.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
-from wiretap.model import Direction, Event, Kind
+from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.streams import BodyStream, SSEStream
-from wiretap.redact import redact_query, redact_url
-from wiretap.sse import SSEDecoder
+from wiretap.wire.redact import redact_query, redact_url
+from wiretap.wire.sse import SSEDecoder
 
 _FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
 _FIRST_EVENT_LIMIT = 1 << 16

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import FrameType
 
-from wiretap.model import Direction, Kind
+from wiretap.recording.events import Direction, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.streams import LineStream, StderrStream
 from wiretap.transports.process import shell_status, signal_name, spawn

@@ -77,7 +77,7 @@ def proxy_with_ui(upstream: str, out: Path | None, name: str | None) -> Path:
     """The file ``wiretap proxy`` will record to, decided up front so the view can wait for it; serve its view."""
     from urllib.parse import urlsplit
 
-    from wiretap.paths import recording_path, safe_name
+    from wiretap.recording.paths import recording_path, safe_name
 
     path = recording_path(out, name or safe_name(urlsplit(upstream).hostname or "upstream"), time.time())
     start_ui_beside(path)

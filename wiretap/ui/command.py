@@ -14,7 +14,7 @@ import click
 
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording, open_recording
-from wiretap.sessions import is_session
+from wiretap.wrap.folders import is_session
 
 if TYPE_CHECKING:
     from wiretap.ui.server import Hub
@@ -87,7 +87,7 @@ def ui(path: Path, listen: str, beside: bool) -> None:
 
     The page follows the files as they grow: messages, filters, the timeline, verdicts and findings.
     """
-    from wiretap.proxying import BadUpstream, parse_listen
+    from wiretap.run.proxy import BadUpstream, parse_listen
     from wiretap.ui.guard import NotLoopback, loopback_host
 
     try:

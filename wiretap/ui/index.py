@@ -10,7 +10,7 @@ from array import array
 from pathlib import Path
 from typing import IO, Any
 
-from wiretap.model import Direction, Event, Kind
+from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.migrate import migrate
 from wiretap.recording.reader import NotARecording, RecordingReader
 from wiretap.render.timeline import ERR, IN, LIFE, OUT, Pairing, Row, row_for

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.render.timeline import Row
-from wiretap.session import MANIFEST, recordings_of
 from wiretap.ui.index import LANES, RecordingIndex
+from wiretap.wrap.session import MANIFEST, recordings_of
 
 FOLLOW_SECONDS = 0.1
 """How often the files are checked for growth: a message shows well within a second."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from wiretap.analysis.observe import META
 from wiretap.analysis.profile import Profile
-from wiretap.profiling import Source
+from wiretap.judge.profiles import Source
 
 NONE = "—"
 

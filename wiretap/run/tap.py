@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from wiretap.model import Header
-from wiretap.paths import default_name, recording_path
+from wiretap.recording.events import Header
+from wiretap.recording.paths import default_name, recording_path
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter, create_unique
-from wiretap.redact import redact_argv
 from wiretap.transports.stdio import SpawnFailed, StdioTap
+from wiretap.wire.redact import redact_argv
 
 
 def open_writer(wanted: Path, stderr: IO[str]) -> RecordingWriter:

@@ -14,12 +14,12 @@ from urllib.parse import urlsplit
 
 from wiretap.errors import BadInput, Unavailable, describe_os_error
 from wiretap.http.guard import Limits, is_loopback
-from wiretap.model import Header, Kind
-from wiretap.paths import recording_path, safe_name
+from wiretap.recording.events import Header, Kind
+from wiretap.recording.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter, create_unique
-from wiretap.redact import redact_url
 from wiretap.transports.http import HttpProxy, ProxyConfig
+from wiretap.wire.redact import redact_url
 
 
 class BadUpstream(BadInput):

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wiretap.clients.launch import Launch, private_json
-from wiretap.clients.servers import ConfigError, Server, expand_all
+from wiretap.wrap.clients.launch import Launch, private_json
+from wiretap.wrap.clients.servers import ConfigError, Server, expand_all
 
 NAME = "Gemini CLI"
 SYSTEM_ENV = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"

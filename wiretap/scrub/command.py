@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.progress import Progress
 
-from wiretap.scrubbing import Scrubber, scrub_recording, scrub_session
+from wiretap.scrub.rewrite import Scrubber, scrub_recording, scrub_session
 
 
 @contextmanager

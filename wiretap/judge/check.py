@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wiretap.analysis.report import build_report
-from wiretap.expect.checks import CHECKS, VALIDATORS, Facts, Outcome
-from wiretap.expect.schema import BadExpectations, Expectation, Expectations, load
-from wiretap.sessions import open_session
+from wiretap.judge.expect.checks import CHECKS, VALIDATORS, Facts, Outcome
+from wiretap.judge.expect.schema import BadExpectations, Expectation, Expectations, load
+from wiretap.wrap.folders import open_session
 
 
 @dataclass

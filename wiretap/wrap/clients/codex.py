@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wiretap.clients.launch import Launch
-from wiretap.clients.servers import ConfigError, Server
+from wiretap.wrap.clients.launch import Launch
+from wiretap.wrap.clients.servers import ConfigError, Server
 
 NAME = "Codex"
 OVERRIDE_FLAGS = ("-c", "--config")

@@ -18,7 +18,7 @@ from typing import Any
 
 from wiretap.files import private_dirs, write_private
 from wiretap.recording.writer import encode_event
-from wiretap.redact import Redactor
+from wiretap.wire.redact import Redactor
 
 GENERIC_USERS = frozenset({"root", "user", "admin", "runner", "ubuntu", "nobody", "ci"})
 """Account names that say nothing about whose machine it was (and are common words)."""

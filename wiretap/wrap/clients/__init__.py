@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from wiretap.clients import claude_code, codex, gemini
 from wiretap.errors import BadInput
+from wiretap.wrap.clients import claude_code, codex, gemini
 
 CLIENTS: dict[str, ModuleType] = {"claude": claude_code, "codex": codex, "gemini": gemini}
 

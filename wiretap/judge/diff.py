@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from wiretap.analysis.profile import Handshake, HttpTraits, Profile, Shutdown
-from wiretap.profiling import Source
-from wiretap.replay.diff import differences
+from wiretap.judge.profiles import Source
+from wiretap.replay.structural_diff import differences
 
 CADENCE_TOLERANCE = 0.10
 DELAY_TOLERANCE = (0.05, 0.5)

@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from wiretap.framing import Frame
-from wiretap.redact import may_need_redaction, redact_json, redact_text
+from wiretap.wire.framing import Frame
+from wiretap.wire.redact import may_need_redaction, redact_json, redact_text
 
 
 @dataclass(slots=True)

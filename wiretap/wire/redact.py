@@ -14,7 +14,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from wiretap.secrets import (
+from wiretap.wire.secrets import (
     ESCAPED_ASCII,
     KEY_FOLLOWED,
     PIVOTED,

@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from wiretap.analysis.identity import client_identity
-from wiretap.clients import client_for
-from wiretap.clients.launch import Launch
-from wiretap.clients.servers import Server
 from wiretap.errors import BadInput, ExitStatus
 from wiretap.files import private_dirs, write_private
-from wiretap.model import utc_iso_ms
-from wiretap.paths import safe_name, utc_stamp
-from wiretap.redact import redact_argv
+from wiretap.recording.events import utc_iso_ms
+from wiretap.recording.paths import safe_name, utc_stamp
 from wiretap.transports.process import die_with_parent
+from wiretap.wire.redact import redact_argv
+from wiretap.wrap.clients import client_for
+from wiretap.wrap.clients.launch import Launch
+from wiretap.wrap.clients.servers import Server
 
 DEFAULT_DIR = Path("wiretap-sessions")
 MANIFEST = "manifest.json"

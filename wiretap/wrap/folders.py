@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.errors import BadInput, Unavailable
-from wiretap.session import DEFAULT_DIR, MANIFEST
+from wiretap.wrap.session import DEFAULT_DIR, MANIFEST
 
 
 class NotASession(BadInput):
