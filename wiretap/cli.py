@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -26,19 +27,32 @@ def cli() -> None:
     """See what really crosses the wire between an AI client and its MCP servers and A2A agents."""
 
 
+OVERLOAD_OPTION: tuple[tuple[str], dict[str, Any]] = (
+    ("--on-overload",),
+    {
+        "type": click.Choice(["block", "drop"]),
+        "default": "block",
+        "show_default": True,
+        "help": "When the recorder falls behind by its whole buffer: slow the traffic down (block), "
+        "or keep its pace and record exact counts of what was not recorded (drop).",
+    },
+)
+
+
 @cli.command(context_settings={"allow_interspersed_args": False})
 @click.option("--out", "-o", type=click.Path(path_type=Path), help="Recording file, or a directory for it.")
 @click.option("--name", "-n", help="Name for the server in the recording (default: from the command).")
 @click.option("--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default).")
+@click.option(*OVERLOAD_OPTION[0], **OVERLOAD_OPTION[1])
 @click.argument("server", nargs=-1, required=True, type=click.UNPROCESSED)
-def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, ...]) -> None:
+def tap(out: Path | None, name: str | None, no_redact: bool, on_overload: str, server: tuple[str, ...]) -> None:
     """Run an MCP stdio SERVER, relay its stdio byte for byte, and record every message.
 
     Use it where a client's config names the server command: wiretap tap -- SERVER [ARGS...]
     """
     from wiretap.tapping import tap as run_tap
 
-    returncode = run_tap(list(server), out=out, name=name, redact=not no_redact)
+    returncode = run_tap(list(server), out=out, name=name, redact=not no_redact, on_overload=on_overload)
     sys.stderr.flush()
     exit_like(returncode)
 
@@ -61,12 +75,14 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
     help="Trust this CA (PEM) for an https upstream.",
 )
 @click.option("--insecure", is_flag=True, help="Do not verify an https upstream's certificate.")
+@click.option(*OVERLOAD_OPTION[0], **OVERLOAD_OPTION[1])
 def proxy(
     upstream: str,
     listen: str,
     out: Path | None,
     name: str | None,
     no_redact: bool,
+    on_overload: str,
     upstream_cafile: Path | None,
     insecure: bool,
 ) -> None:
@@ -84,6 +100,7 @@ def proxy(
             out=out,
             name=name,
             redact=not no_redact,
+            on_overload=on_overload,
             tls=ssl_context(upstream_cafile, insecure),
         )
     except BadUpstream as exc:

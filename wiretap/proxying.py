@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import signal
 import ssl
 import sys
@@ -16,6 +18,7 @@ from wiretap.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
 from wiretap.tapping import open_writer
 from wiretap.transports.http import HttpProxy, ProxyConfig
+from wiretap.transports.process import EXIT_WITH_STDIN
 
 
 class BadUpstream(ValueError):
@@ -45,6 +48,23 @@ def ssl_context(cafile: Path | None, insecure: bool) -> ssl.SSLContext | bool | 
     return None
 
 
+def _stop_when_stdin_ends(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    def readable() -> None:
+        try:
+            data = os.read(0, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            loop.remove_reader(0)
+            stop.set()
+
+    with contextlib.suppress(OSError, ValueError):
+        os.set_blocking(0, False)
+        loop.add_reader(0, readable)
+
+
 async def _serve(proxy: HttpProxy, host: str, port: int, announce: IO[str]) -> None:
     url = await proxy.start(host, port)
     proxy.recorder.event(Kind.LISTEN, url=url, upstream=proxy.config.upstream)
@@ -53,11 +73,14 @@ async def _serve(proxy: HttpProxy, host: str, port: int, announce: IO[str]) -> N
 
     def stop_on(signum: int) -> None:
         proxy.recorder.event(Kind.SIGNAL, signal=signal.Signals(signum).name, signum=signum)
+        proxy.ending = {"ended": "signal", "signals": [signal.Signals(signum).name]}
         stop.set()
 
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, stop_on, signum)
+    if os.environ.get(EXIT_WITH_STDIN) == "1":
+        _stop_when_stdin_ends(loop, stop)
     try:
         await stop.wait()
     finally:
@@ -71,6 +94,7 @@ def proxy(
     out: Path | None,
     name: str | None,
     redact: bool,
+    on_overload: str = "block",
     tls: ssl.SSLContext | bool | None = None,
     announce: IO[str] = sys.stdout,
     stderr: IO[str] = sys.stderr,
@@ -89,10 +113,11 @@ def proxy(
         redacted=redact,
         extra={"upstream": upstream},
     )
-    recorder = Recorder(writer, header, redact=redact, stderr=stderr)
+    recorder = Recorder(writer, header, redact=redact, stderr=stderr, on_overload=on_overload)
     print(f"wiretap: recording to {writer.path}", file=stderr, flush=True)
     http_proxy = HttpProxy(ProxyConfig(upstream, tls), recorder, stderr=stderr)
     try:
         asyncio.run(_serve(http_proxy, host, port, announce))
     finally:
-        recorder.close()
+        # The recorder process finishes the recording on its own: the proxy exits now.
+        recorder.close(settle=False, **http_proxy.ending)

@@ -25,7 +25,7 @@ from wiretap.clients import client_for
 from wiretap.clients.servers import Server
 from wiretap.model import utc_iso_ms
 from wiretap.paths import safe_name, utc_stamp
-from wiretap.transports.process import die_with_parent
+from wiretap.transports.process import EXIT_WITH_STDIN
 
 DEFAULT_DIR = Path("wiretap-sessions")
 MANIFEST = "manifest.json"
@@ -83,16 +83,16 @@ def _start_proxy(server: Server, recording: Path, log: Path) -> tuple[subprocess
         server.name,
     ]
     with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as log_file:
-        # Its own session keeps the terminal's Ctrl-C away from it; the parent-death signal keeps it
-        # from outliving us.
+        # Its own session keeps the terminal's Ctrl-C away from it; its stdin, a pipe only we hold,
+        # ends when we do, and then so does the proxy (portable, and nothing runs between fork and exec).
         proc = subprocess.Popen(
             command,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log_file,
             text=True,
             start_new_session=True,
-            preexec_fn=die_with_parent(os.getpid(), signal.SIGTERM),
+            env={**os.environ, EXIT_WITH_STDIN: "1"},
         )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()

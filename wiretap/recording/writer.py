@@ -100,9 +100,11 @@ class RecordingWriter:
         except OSError as exc:
             self._failed(count, exc)
 
-    def close(self, summary: Event) -> None:
+    def close(self, summary: Event, *, lost_elsewhere: int = 0) -> None:
+        """Write the end event: ``written`` counts the events in the file, ``lost`` all that are not."""
         self.flush()
-        self.add(summary.get("t", 0.0), encode_event(summary | {"written": self.written + 1, "lost": self.lost}))
+        counts = {"written": self.written + 1, "lost": self.lost + lost_elsewhere}
+        self.add(summary.get("t", 0.0), encode_event(summary | counts))
         self.flush()
         if self._fd >= 0:
             try:

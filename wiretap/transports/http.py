@@ -29,11 +29,13 @@ from wiretap.http.headers import end_to_end, recorded_headers
 from wiretap.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
 from wiretap.model import Direction, Event, Kind
 from wiretap.recording.recorder import Recorder
-from wiretap.recording.streams import BodyStream, SSEStream
+from wiretap.recording.streams import StreamSpec
 from wiretap.sse import SSEDecoder
 
 _FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
 _FIRST_EVENT_LIMIT = 1 << 16
+STOP_GRACE = 0.2
+"""Seconds open exchanges get to finish once the proxy is told to stop."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,8 @@ class _TrackedServer(web.Server):
     """aiohttp's low-level server, told about connections opening and closing."""
 
     def __init__(self, proxy: HttpProxy, **kwargs: Any) -> None:
-        super().__init__(proxy.handle, handler_cancellation=True, **kwargs)
+        # auto_decompress=False: a compressed request body reaches the upstream as the client sent it.
+        super().__init__(proxy.handle, handler_cancellation=True, auto_decompress=False, **kwargs)
         self._proxy = proxy
 
     def connection_made(self, handler: RequestHandler, transport: asyncio.Transport) -> None:
@@ -132,6 +135,8 @@ class HttpProxy:
         self._connections: dict[RequestHandler, int] = {}
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.ServerRunner | None = None
+        self.ending: dict[str, Any] = {"ended": "normal"}
+        """How the recording ended, for its end event."""
 
     async def start(self, host: str, port: int) -> str:
         """Listen, and return the URL clients should use."""
@@ -145,7 +150,9 @@ class HttpProxy:
             cookie_jar=aiohttp.DummyCookieJar(),
             request_class=_ForwardedRequest,
         )
-        self._runner = web.ServerRunner(_TrackedServer(self), handle_signals=False, access_log=None)
+        self._runner = web.ServerRunner(
+            _TrackedServer(self), handle_signals=False, access_log=None, shutdown_timeout=STOP_GRACE
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True)
         await site.start()
@@ -227,8 +234,7 @@ class _Exchange:
             headers=recorded_headers(_text_pairs(request.raw_headers), redact=redact),
         )
         encoding = request.headers.get("Content-Encoding")
-        body = BodyStream(self._base(Direction.C2S), redact=redact, encoding=encoding)
-        self.recorder.open((self.ex, Direction.C2S), body)
+        self.recorder.open((self.ex, Direction.C2S), StreamSpec("body", self._base(Direction.C2S), encoding))
         try:
             return await self._forward()
         except asyncio.CancelledError:
@@ -319,12 +325,11 @@ class _Exchange:
             headers=recorded_headers(_text_pairs(upstream.raw_headers), redact=redact),
         )
         sse = _event_stream(content_type)
-        stream = SSEStream if sse else BodyStream
         encoding = upstream.headers.get("Content-Encoding")
         card = request.rel_url.path in CARD_PATHS and upstream.status == 200 and "json" in content_type
         if not card:  # a card's recording opens once it is known how the card goes out
             base = self._base(Direction.S2C)
-            self.recorder.open((self.ex, Direction.S2C), stream(base, redact=redact, encoding=encoding))
+            self.recorder.open((self.ex, Direction.S2C), StreamSpec("sse" if sse else "body", base, encoding))
         response = self.response = web.StreamResponse(status=upstream.status, reason=upstream.reason, headers=headers)
         try:
             if card:
@@ -409,7 +414,7 @@ class _Exchange:
                 "so clients may bypass the proxy"
             )
         base = self._base(Direction.S2C)
-        self.recorder.open((self.ex, Direction.S2C), BodyStream(base, redact=self.recorder.redact, encoding=encoding))
+        self.recorder.open((self.ex, Direction.S2C), StreamSpec("body", base, encoding))
         response.content_length = len(body)
         await response.prepare(self.request)
         await self._write(response, body)
