@@ -25,11 +25,13 @@ from wiretap.clients import client_for
 from wiretap.clients.servers import Server
 from wiretap.model import utc_iso_ms
 from wiretap.paths import safe_name, utc_stamp
+from wiretap.recording.follow import wait_complete
 from wiretap.transports.process import EXIT_WITH_STDIN
 
 DEFAULT_DIR = Path("wiretap-sessions")
 MANIFEST = "manifest.json"
 PROXY_START_TIMEOUT = 20.0
+SETTLE_TIMEOUT = 10.0
 
 
 @dataclass
@@ -241,6 +243,9 @@ class Session:
     @staticmethod
     def _server_entry(wrapped: Wrapped, running: bool) -> dict[str, Any]:
         files = recordings_of(wrapped.recording)
+        # Each recorder finishes its recording on its own, after its tap or proxy has exited.
+        settled = [] if running else [wait_complete(f, SETTLE_TIMEOUT) for f in files]  # each, not the first
+        complete = None if running else all(settled)
         return {
             "name": wrapped.server.name,
             "scope": wrapped.server.scope,
@@ -248,6 +253,7 @@ class Session:
             "recording": wrapped.recording.name,
             "recordings": [f.name for f in files],
             "messages": None if running else sum(_message_count(f) for f in files),
+            "complete": complete,
             "missing_variables": sorted(wrapped.server.missing_vars),
         }
 

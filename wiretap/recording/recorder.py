@@ -97,6 +97,7 @@ class Recorder:
         self._ids: dict[Hashable, int] = {}
         self._next_id = 1
         self._gap: _Gap | None = None
+        self._header: dict[str, Any] = {}
         self._dead = writer._fd < 0
         self._lost_after_death = 0
         self._fd = -1
@@ -104,8 +105,8 @@ class Recorder:
         if not self._dead:
             self._start_sink()
         # The monotonic origin lets recordings made side by side (a session) share one clock.
-        head = {**header.to_dict(), "monotonic_origin": round(self._start, 6)}
-        self._send_json(Op.HEADER, 0, 0.0, head)
+        self._header = {**header.to_dict(), "monotonic_origin": round(self._start, 6)}
+        self._send_json(Op.HEADER, 0, 0.0, self._header)
 
     def _start_sink(self) -> None:
         read_end, self._fd = os.pipe()
@@ -237,6 +238,9 @@ class Recorder:
         if self._dead:
             return
         self._dead = True
+        with contextlib.suppress(OSError):
+            if os.fstat(self.writer._fd).st_size == 0:  # it died before it wrote anything
+                os.write(self.writer._fd, encode_event(self._header)[0])
         print(f"wiretap: RECORDING FAILED for {self.writer.path}: {why}. Traffic keeps flowing.",
               file=self._stderr, flush=True)  # fmt: skip
         self._append({"kind": Kind.ERROR.value, "error": "recorder_died", "message": why})

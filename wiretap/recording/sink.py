@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import sys
 import threading
@@ -26,6 +27,7 @@ from wiretap.recording.streams import RecordStream, StreamSpec, make_stream
 from wiretap.recording.writer import RecordingWriter, encode_event
 
 READ_SIZE = 1 << 20
+FLUSH_AT = 1 << 20
 INBOX_LIMIT = 64 << 20
 """Bytes read from the pipe but not yet recorded, at most: the recorder's share of the memory bound."""
 
@@ -62,17 +64,20 @@ class Inbox:
                 return
 
     def take(self) -> bytes | None:
-        """Everything read so far, waiting for something; None at the end of the pipe."""
+        """The next chunk read, waiting for one; None at the end of the pipe."""
         with self._cond:
             while not self._chunks and not self._eof:
                 self._cond.wait()
             if not self._chunks:
                 return None
-            data = b"".join(self._chunks) if len(self._chunks) > 1 else self._chunks[0]
-            self._chunks.clear()
-            self._size = 0
+            data = self._chunks.popleft()
+            self._size -= len(data)
             self._cond.notify_all()
             return data
+
+    def empty(self) -> bool:
+        with self._cond:
+            return not self._chunks
 
 
 class Sink:
@@ -159,7 +164,7 @@ class Sink:
                     self._write_all(r for r in stream.close(self._last_t) if r[0]["kind"] != Kind.EOF.value)
         self.dropped["messages"] += sum(stream.lost for stream in self._streams.values())
         lost_events = self.dropped["events"] + self.dropped["messages"]
-        end = {"t": round(self._last_t, 6), "kind": Kind.END.value, **summary}
+        end = {"t": round(self._last_t, 6), "kind": Kind.END.value, **summary, "recorder_max_rss": _max_rss()}
         if self.dropped["bytes"] or lost_events:
             end["dropped"] = dict(self.dropped)
         self.writer.close(end, lost_elsewhere=lost_events)
@@ -170,6 +175,12 @@ class Sink:
                 os.killpg(self._guard, signal.SIGKILL)
 
 
+def _max_rss() -> int:
+    """This process's peak resident memory in bytes (the kernel's figure)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
 def run(in_fd: int, out_fd: int, path: Path) -> None:
     writer = RecordingWriter(out_fd, path)
     sink, decoder, inbox = Sink(writer), RecordDecoder(), Inbox(in_fd)
@@ -177,7 +188,9 @@ def run(in_fd: int, out_fd: int, path: Path) -> None:
     while (data := inbox.take()) is not None:
         for record in decoder.feed(data):
             sink.record_safely(record)
-        writer.flush()
+        del data
+        if writer.pending_size > FLUSH_AT or inbox.empty():
+            writer.flush()
         if sink.summary is not None and not stderr_released:
             # The relay is done: stop holding its stderr open, so its reader sees it end now.
             _release_stderr()

@@ -9,6 +9,7 @@ A frame the recorder cannot make sense of costs that frame only: it is kept raw,
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
@@ -17,10 +18,12 @@ from wiretap.framing import Frame, LineFramer
 from wiretap.http.encoding import INFLATED_LIMIT, Decompressor
 from wiretap.messages import record_frame
 from wiretap.model import Event, Kind
-from wiretap.redact import redact_text
+from wiretap.redact import redact_json, redact_text
 from wiretap.sse import SSEDecoder, SSEEvent
 
 Recorded = tuple[Event, bytes | bytearray | None]
+PREVIEW = 64 << 10
+"""How much of a body too big to decompress whole is kept in the recording."""
 
 
 class RecordStream(Protocol):
@@ -61,9 +64,18 @@ def _raw(frame: Frame, *, redact: bool = False) -> Event:
     if not redact:
         return {"size": len(frame), "raw": text, "raw_base64": base64.b64encode(frame).decode("ascii")}
     try:
-        return {"size": len(frame), "raw": redact_text(text)[0]}
-    except Exception:
+        return {"size": len(frame), "raw": _redacted(text)}
+    except Exception:  # never keep unredacted what the redactor could not read
         return {"size": len(frame), "raw": "[not recorded: the redactor could not read it]"}
+
+
+def _redacted(text: str) -> str:
+    """JSON redacted as JSON and written with ASCII escapes (a lone surrogate survives that); else as text."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return redact_text(text)[0]
+    return json.dumps(redact_json(value)[0], ensure_ascii=True, separators=(",", ":"))
 
 
 def message(t: float, base: Event, frame: Frame, *, redact: bool, **extra: Any) -> Iterator[Recorded]:
@@ -102,7 +114,7 @@ class LineStream:
 
     def close(self, t: float) -> Iterator[Recorded]:
         last = self._framer.close()
-        if last is not None and self._skip_fragment:
+        if self._skip_fragment:  # a gap ended inside the last line, which never got its newline
             self.lost += 1
         elif last is not None:
             yield from message(t, self._base, last, redact=self._redact, eol="")
@@ -142,9 +154,17 @@ def _truncation_note(base: Event) -> Event:
     return {
         "error": "truncated",
         **base,
-        "message": f"the decompressed body is over {INFLATED_LIMIT >> 20} MiB; recorded its first "
-        f"{INFLATED_LIMIT >> 20} MiB only (the traffic passed whole)",
+        "message": f"the decompressed body is over {INFLATED_LIMIT >> 20} MiB: recorded as truncated, with its "
+        f"first {PREVIEW >> 10} KiB (the traffic passed whole and unchanged)",
     }
+
+
+def _first(chunks: list[bytes], size: int) -> Iterator[bytes]:
+    for chunk in chunks:
+        if size <= 0:
+            return
+        yield chunk[:size]
+        size -= len(chunk)
 
 
 class BodyStream:
@@ -156,11 +176,15 @@ class BodyStream:
         self._redact = redact
         self._decompress = Decompressor(encoding)
         self._cut = False
+        self._inflated = 0
         self.lost = 0
 
     def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
-        if not self._cut:
+        if not self._cut and not self._decompress.truncated:
             self._chunks.append(self._decompress(chunk))
+            if self._decompress.truncated:  # keep the preview only, not the 64 MiB it took to know
+                self._inflated = sum(map(len, self._chunks))
+                self._chunks = [b"".join(_first(self._chunks, PREVIEW))]
         return iter(())
 
     def gap(self, t: float, *, ends_mid_frame: bool) -> None:
@@ -174,7 +198,7 @@ class BodyStream:
             return
         if self._decompress.truncated:
             yield {"t": t, "kind": Kind.ERROR.value, **_truncation_note(self._base)}, None
-            kept = _raw(body, redact=self._redact)
+            kept = _raw(body, redact=self._redact) | {"size": self._inflated}
             yield {"t": t, "kind": Kind.MESSAGE.value, **self._base, **kept, "truncated": True}, None
         elif body.strip():
             yield from message(t, self._base, body.rstrip(b"\r\n"), redact=self._redact)

@@ -63,6 +63,8 @@ class RecordingWriter:
         self._stderr = stderr or sys.stderr
         self._pending: list[Piece] = []
         self._pending_events = 0
+        self.pending_size = 0
+        """Bytes added since the last flush."""
         self._batch_t = 0.0
         self.written = 0
         self.lost = 0
@@ -80,11 +82,12 @@ class RecordingWriter:
         """Queue one event; it reaches the file at the next flush."""
         self._pending.extend(pieces)
         self._pending_events += 1
+        self.pending_size += sum(map(len, pieces))
         self._batch_t = t
 
     def flush(self) -> None:
         pending, count = self._pending, self._pending_events
-        self._pending, self._pending_events = [], 0
+        self._pending, self._pending_events, self.pending_size = [], 0, 0
         if not count:
             return
         try:
