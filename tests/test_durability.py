@@ -67,7 +67,7 @@ def interrupt_mid_flood(tmp_path: Path, how: signal.Signals, *extra: str, env: d
     returncode = proc.wait(30)
     for pipe in (proc.stdin, proc.stdout, proc.stderr):
         pipe.close()
-    header, events, skipped = settled_read_all(recording)
+    _header, events, skipped = settled_read_all(recording)
     assert not skipped, skipped.describe()
     return returncode, server_pid, numbers(received), events
 
@@ -83,7 +83,7 @@ def test_a_tap_killed_mid_flood_leaves_every_message_its_client_received_in_the_
 
 
 def test_sigterm_under_flood_ends_the_server_the_tap_and_the_recording_in_order(tmp_path: Path) -> None:
-    returncode, server_pid, received, events = interrupt_mid_flood(tmp_path, signal.SIGTERM)
+    returncode, _server_pid, received, events = interrupt_mid_flood(tmp_path, signal.SIGTERM)
     assert returncode == -signal.SIGTERM  # the server died of it, and the tap passed that on
     assert received == list(range(len(received)))
     recorded = recorded_numbers(events)
@@ -97,7 +97,7 @@ def test_sigterm_under_flood_ends_the_server_the_tap_and_the_recording_in_order(
 def test_without_linux_only_primitives_a_killed_tap_still_leaves_a_whole_recording(tmp_path: Path) -> None:
     """WIRETAP_PORTABLE=1 takes the path macOS takes: the default pipe size, no /proc."""
     env = {**os.environ, "WIRETAP_PORTABLE": "1"}
-    returncode, server_pid, received, events = interrupt_mid_flood(tmp_path, signal.SIGKILL, env=env)
+    _returncode, server_pid, received, events = interrupt_mid_flood(tmp_path, signal.SIGKILL, env=env)
     assert recorded_numbers(events)[: len(received)] == received and len(received) >= 30_000
     assert events[-1]["ended"] == "relay_died" and events[-1]["lost"] == 0
     assert wait_until_gone(server_pid)
