@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import os
 import signal
 import ssl
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 from urllib.parse import urlsplit
 
 from wiretap.model import Header, Kind
@@ -65,6 +67,17 @@ def _stop_when_stdin_ends(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) 
         loop.add_reader(0, readable)
 
 
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop when it is installed (the ``fast`` extra) and not turned off with WIRETAP_UVLOOP=0."""
+    if os.environ.get("WIRETAP_UVLOOP") == "0":
+        return None
+    try:
+        uvloop = importlib.import_module("uvloop")  # optional: typed only where it is installed
+    except ImportError:
+        return None
+    return cast("Callable[[], asyncio.AbstractEventLoop]", uvloop.new_event_loop)
+
+
 async def _serve(proxy: HttpProxy, host: str, port: int, announce: IO[str]) -> None:
     url = await proxy.start(host, port)
     proxy.recorder.event(Kind.LISTEN, url=url, upstream=proxy.config.upstream)
@@ -117,7 +130,8 @@ def proxy(
     print(f"wiretap: recording to {writer.path}", file=stderr, flush=True)
     http_proxy = HttpProxy(ProxyConfig(upstream, tls), recorder, stderr=stderr)
     try:
-        asyncio.run(_serve(http_proxy, host, port, announce))
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(_serve(http_proxy, host, port, announce))
     finally:
         # The recorder process finishes the recording on its own: the proxy exits now.
         recorder.close(settle=False, **http_proxy.ending)

@@ -156,9 +156,7 @@ class HttpProxy:
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True)
         await site.start()
-        server = site._server
-        assert isinstance(server, asyncio.base_events.Server)
-        bound_host, bound_port = server.sockets[0].getsockname()[:2]
+        bound_host, bound_port = self._runner.addresses[0][:2]
         shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
         upstream = URL(self.config.upstream)
         self.proxy_url = f"http://{shown_host}:{bound_port}{upstream.raw_path_qs if upstream.raw_path != '/' else ''}"
