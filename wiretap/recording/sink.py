@@ -17,6 +17,7 @@ import resource
 import signal
 import sys
 import threading
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ from wiretap.recording.writer import RecordingWriter, encode_event
 
 READ_SIZE = 1 << 20
 FLUSH_AT = 1 << 20
+LITTLE = 64 << 10
+POOL_FOR = 0.002
 INBOX_LIMIT = 64 << 20
 """Bytes read from the pipe but not yet recorded, at most: the recorder's share of the memory bound."""
 
@@ -53,6 +56,10 @@ class Inbox:
                 data = os.read(self._fd, READ_SIZE)
             except OSError:
                 data = b""
+            if 0 < len(data) < LITTLE:
+                # A trickle: let it pool in the pipe for a moment. A reader blocked in read() is woken by
+                # every write, which costs the relay a wake-up (and a core switch) per record.
+                time.sleep(POOL_FOR)
             with self._cond:
                 if not data:
                     self._eof = True
