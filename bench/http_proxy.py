@@ -496,7 +496,9 @@ def main() -> int:
     parser.add_argument("--interval-ms", type=float, help="between paced events (2)")
     parser.add_argument("--client", choices=["auto", "wrk", "aiohttp"], default="auto")
     parser.add_argument(
-        "--variants", default="direct,nginx,minimal,wiretap,wiretap-asyncio,mitmdump", help="comma-separated subset, in this order"
+        "--variants",
+        default="direct,nginx,minimal,wiretap,wiretap-asyncio,mitmdump",
+        help="comma-separated subset, in this order",
     )
     parser.add_argument("--wiretap-from", action="append", default=[], metavar="NAME=DIR")
     parser.add_argument("--out", type=Path, help="results JSON (default bench/results/http-<utc>.json)")
