@@ -579,6 +579,7 @@ def test_the_manifest_describes_the_run(project: ProjectScenario) -> None:
             "recording": f"{name}.jsonl",
             "recordings": [f"{name}.jsonl"],
             "messages": len(project.session.recordings[name].messages()),
+            "complete": True,
             "missing_variables": [],
         }
         for name in (LOCAL, STDIO, HTTP, USER)
