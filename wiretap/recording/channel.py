@@ -36,6 +36,9 @@ class Op(IntEnum):
     """The relay is done; the payload is the end event's summary (JSON)."""
 
 
+_OPS = frozenset(Op)
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     op: Op
@@ -80,7 +83,8 @@ class RecordDecoder:
                 end = at + HEAD.size + length
                 if end > size:
                     break
-                yield Record(Op(op), key, t, bytes(view[at + HEAD.size : end]))
+                if op in _OPS:  # an unknown record is skipped whole: its length still frames it
+                    yield Record(Op(op), key, t, bytes(view[at + HEAD.size : end]))
                 at = end
         finally:
             view.release()
