@@ -101,6 +101,8 @@ class Recorder:
         self._dead = writer._fd < 0
         self._lost_after_death = 0
         self._fd = -1
+        self._control = -1
+        self._deadline: float | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         if not self._dead:
             self._start_sink()
@@ -110,20 +112,16 @@ class Recorder:
 
     def _start_sink(self) -> None:
         read_end, self._fd = os.pipe()
+        # The goodbye goes down a pipe of its own, always empty until then: it never waits behind a backlog.
+        control_read, self._control = os.pipe()
         grow_pipe(self._fd)
-        argv = [
-            sys.executable,
-            "-m",
-            "wiretap.recording.sink",
-            str(read_end),
-            str(self.writer._fd),
-            str(self.writer.path),
-        ]
+        argv = [sys.executable, "-m", "wiretap.recording.sink", str(read_end), str(control_read)]
+        argv += [str(self.writer._fd), str(self.writer.path)]
         try:
             # Its own session: a signal for the relay's process group does not stop the recording.
             self._proc = subprocess.Popen(
                 argv,
-                pass_fds=(read_end, self.writer._fd),
+                pass_fds=(read_end, control_read, self.writer._fd),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 start_new_session=True,
@@ -132,8 +130,17 @@ class Recorder:
             self._recorder_died(f"cannot start the recorder: {exc}")
         finally:
             os.close(read_end)
+            os.close(control_read)
         if self.drop:
             os.set_blocking(self._fd, False)
+
+    def stop_by(self, deadline: float) -> None:
+        """The relay is stopping: from now on wait for the recorder only until ``deadline`` (monotonic),
+        then count what it could not take (a ``recording_gap``) instead of holding the exit up."""
+        with self._lock:
+            self._deadline = deadline
+            if self._fd >= 0:
+                os.set_blocking(self._fd, False)
 
     def now(self) -> float:
         return time.monotonic() - self._start
@@ -178,9 +185,14 @@ class Recorder:
         """
         with self._lock:
             summary.setdefault("ended", "normal")
-            if self.drop and self._fd >= 0:
-                os.set_blocking(self._fd, True)  # the summary must get through
-            self._send_json(Op.CLOSE, 0, self.now(), summary)
+            if self._gap is not None:  # what could not be handed over since the last record
+                summary["gap"] = self._gap.to_dict()
+                self._gap = None
+            if self._control >= 0:
+                with contextlib.suppress(OSError):
+                    os.write(self._control, channel.encode_json(Op.CLOSE, 0, self.now(), summary))
+                os.close(self._control)
+                self._control = -1
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
@@ -205,7 +217,7 @@ class Recorder:
 
     def _send(self, parts: list[bytes], t: float) -> bool:
         """Write one record (after any gap that came before it); False if it was not handed over."""
-        if self._dead:
+        if self._dead or self._fd < 0:  # (after close: a late event from a thread still winding down)
             self._lost_after_death += 1
             return True  # counted here, not as a gap: nobody is left to write one
         try:
@@ -222,16 +234,27 @@ class Recorder:
     def _write(self, data: bytes | list[bytes]) -> bool:
         pieces = [data] if isinstance(data, bytes) else data
         total = sum(map(len, pieces))
-        try:
-            done = os.writev(self._fd, pieces)
-        except BlockingIOError:
-            return False  # only in drop mode: nothing went, the record is dropped whole
+        while True:
+            try:
+                done = os.writev(self._fd, pieces)
+                break
+            except BlockingIOError:  # drop mode, or stopping: nothing went
+                if not self._may_wait():
+                    return False  # the record is dropped whole, and counted
         if done < total:  # a partial write: finish the record, or the channel would be corrupt
             rest = memoryview(b"".join(pieces))[done:]
             while rest:
                 select.select([], [self._fd], [])
                 with contextlib.suppress(BlockingIOError):
                     rest = rest[os.write(self._fd, rest) :]
+        return True
+
+    def _may_wait(self) -> bool:
+        """Stopping: wait for room until the deadline. In drop mode: never."""
+        left = -1.0 if self._deadline is None else self._deadline - time.monotonic()
+        if left <= 0:
+            return False
+        select.select([], [self._fd], [], left)
         return True
 
     def _recorder_died(self, why: str) -> None:

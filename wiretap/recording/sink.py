@@ -30,6 +30,8 @@ from wiretap.recording.writer import RecordingWriter, encode_event
 READ_SIZE = 256 << 10
 """Small enough that the relay waits at most one read's worth of recording when the inbox is full."""
 FLUSH_AT = 1 << 20
+STDERR_GRACE = 1.0
+"""Seconds after the relay's goodbye that a recording failure can still be reported on its stderr."""
 LITTLE = 64 << 10
 POOL_FOR = 0.002
 INBOX_LIMIT = 64 << 20
@@ -126,6 +128,8 @@ class Sink:
             self._guard = key
         elif op is Op.CLOSE:
             self.summary = record.json()
+            if "gap" in self.summary:
+                self._gap(t, self.summary.pop("gap"))
         self._last_t = max(self._last_t, t)
 
     def _gap(self, t: float, gap: dict[str, Any]) -> None:
@@ -189,21 +193,45 @@ def _max_rss() -> int:
     return peak if sys.platform == "darwin" else peak * 1024
 
 
-def run(in_fd: int, out_fd: int, path: Path) -> None:
+class Control:
+    """The relay's goodbye (a CLOSE record), read on a thread as soon as it comes. Soon after it the
+    recorder lets go of the relay's stderr (at once if it is done by then), so that whoever reads that
+    stderr sees it end with the relay, not with a backlog being recorded."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self.data = b""
+        self.finished = threading.Event()
+        self._read_all = threading.Event()
+        self._thread = threading.Thread(target=self._read, name="wiretap-control", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self._fd, 1 << 16):
+                self.data += chunk
+        self._read_all.set()
+        if not self.finished.wait(STDERR_GRACE):
+            _release_stderr()
+
+    def records(self) -> list[Record]:
+        self._read_all.wait()
+        return list(RecordDecoder().feed(self.data))
+
+
+def run(in_fd: int, control_fd: int, out_fd: int, path: Path) -> None:
     writer = RecordingWriter(out_fd, path)
-    sink, decoder, inbox = Sink(writer), RecordDecoder(), Inbox(in_fd)
-    stderr_released = False
+    sink, decoder, control, inbox = Sink(writer), RecordDecoder(), Control(control_fd), Inbox(in_fd)
     while (data := inbox.take()) is not None:
         for record in decoder.feed(data):
             sink.record_safely(record)
         del data
         if writer.pending_size > FLUSH_AT or inbox.empty():
             writer.flush()
-        if sink.summary is not None and not stderr_released:
-            # The relay is done: stop holding its stderr open, so its reader sees it end now.
-            _release_stderr()
-            stderr_released = True
+    for record in control.records():
+        sink.record_safely(record)
     sink.finish()
+    control.finished.set()
 
 
 def _release_stderr() -> None:
@@ -216,7 +244,7 @@ def _release_stderr() -> None:
 def main() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(signum, signal.SIG_IGN)
-    run(int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3]))
+    run(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
 
 
 if __name__ == "__main__":
