@@ -27,7 +27,7 @@ from wiretap.recording.channel import Op, Record, RecordDecoder
 from wiretap.recording.streams import RecordStream, StreamSpec, make_stream
 from wiretap.recording.writer import RecordingWriter, encode_event
 
-READ_SIZE = 256 << 10
+READ_SIZE = 64 << 10
 """Small enough that the relay waits at most one read's worth of recording when the inbox is full."""
 FLUSH_AT = 1 << 20
 STDERR_GRACE = 1.0

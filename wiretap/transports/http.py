@@ -34,7 +34,7 @@ from wiretap.sse import SSEDecoder
 
 _FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
 _FIRST_EVENT_LIMIT = 1 << 16
-STOP_GRACE = 0.2
+STOP_GRACE = 0.1
 """Seconds open exchanges get to finish once the proxy is told to stop."""
 
 
