@@ -90,7 +90,9 @@ def test_a_gzip_bomb_passes_whole_and_costs_the_recorder_its_cap_not_the_bomb(
     assert events[-1]["recorder_max_rss"] < 256 * MiB, "the recorder held more than its cap"
 
 
-def read_sse_until_gone(response: http.client.HTTPResponse, proc: subprocess.Popen[bytes], kill_after: int) -> bytes:
+def read_sse_until_gone(
+    response: http.client.HTTPResponse, proc: subprocess.Popen[bytes], kill_after: int, how: int = signal.SIGKILL
+) -> bytes:
     got = bytearray()
     sent = False
     while True:
@@ -102,7 +104,7 @@ def read_sse_until_gone(response: http.client.HTTPResponse, proc: subprocess.Pop
             break
         got += chunk
         if not sent and got.count(b"\n\n") >= kill_after:
-            proc.send_signal(signal.SIGKILL)
+            proc.send_signal(how)
             sent = True
     return bytes(got)
 
@@ -141,3 +143,29 @@ def test_a_proxy_whose_parent_goes_stops_and_finishes_its_recording(upstream: Ra
     _, events, _ = settled_read_all(recording)
     assert [e["msg"]["id"] for e in events if e["kind"] == "message"] == [1, 1]
     assert events[-1]["ended"] == "normal"
+
+
+def test_sigterm_mid_sse_flood_stops_the_proxy_and_the_recording_says_what_it_missed(
+    upstream: RawUpstream, tmp_path: Path
+) -> None:
+    recording = tmp_path / "rec.jsonl"
+    proc, url = start_proxy(upstream.url, recording)
+    conn = connect(url)
+    conn.request("GET", "/flood?n=2000000", headers={"Accept": "text/event-stream"})
+    got = read_sse_until_gone(conn.getresponse(), proc, kill_after=20_000, how=signal.SIGTERM)
+    conn.close()
+    assert proc.wait(30) == 0
+    received = [json.loads(event[len(b"data: ") :])["params"]["n"] for event in got.split(b"\n\n")[:-1]]
+    assert len(received) >= 20_000 and received == list(range(len(received)))
+    _, events, _ = settled_read_all(recording)
+    recorded = [e["msg"]["params"]["n"] for e in events if e["kind"] == "message" and "msg" in e]
+    end = events[-1]
+    assert end["kind"] == "end" and end["ended"] == "signal" and end["signals"] == ["SIGTERM"]
+    # What a backlogged recorder could not take once the proxy was stopping is counted, never silent.
+    assert recorded == sorted(set(recorded)) and set(recorded) <= set(received)
+    missing = set(received) - set(recorded)
+    if missing:
+        gaps = [e for e in events if e.get("error") == "recording_gap"]
+        assert gaps and sum(g["bytes"] for g in gaps) == end["dropped"]["bytes"] > 0 and end["lost"] > 0
+        event_size = len(b'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"n":0}}\n\n')
+        assert end["dropped"]["bytes"] >= len(missing) * (event_size - 1)  # every missing event is in a gap
