@@ -266,3 +266,23 @@ def test_a_frame_that_breaks_the_parser_is_kept_raw_with_an_error_event(monkeypa
         ("message", None, b'{"c":3}'),
     ]
     assert out[2][0]["error"] == "bad_frame" and "boom" in out[2][0]["message"]
+
+
+def test_a_killed_tap_takes_the_servers_whole_process_group_with_it(tmp_path: Path) -> None:
+    """The server is `sh -c 'SERVER; true'`: the shell's child must go too, not only the shell."""
+    server = f"{sys.executable} {Path(__file__).parent / 'scenarios' / 'stdio_server.py'} sleeper; true"
+    proc = subprocess.Popen(
+        [*TAP, "--out", str(tmp_path / "rec.jsonl"), "--", "sh", "-c", server],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    grandchild = read_pid_line(proc)
+    proc.kill()
+    proc.wait(10)
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        pipe.close()
+    assert wait_until_gone(grandchild), "the server's child outlived the tap"
+    _, events, _ = settled_read_all(tmp_path / "rec.jsonl")
+    assert events[-1]["ended"] == "relay_died"
