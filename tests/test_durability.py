@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from taprun import TAP, settled_read_all
 from test_tap import read_pid_line, wait_until_gone
 
 from wiretap.model import Event
+from wiretap.recording.follow import wait_complete
+from wiretap.recording.reader import read_all
 from wiretap.recording.recorder import grow_pipe
 
 FLOOD = [sys.executable, str(Path(__file__).parent / "scenarios" / "flood_server.py")]
@@ -210,8 +213,6 @@ def test_when_the_recorder_dies_traffic_flows_on_and_the_recording_says_so(tmp_p
     proc.stdout.close()
     proc.stderr.close()
     assert b"RECORDING FAILED" in stderr
-    from wiretap.recording.reader import read_all
-
     _, events, _ = read_all(recording)
     requests = [e["msg"]["id"] for e in events if e["kind"] == "message" and e["dir"] == "c2s" and "msg" in e]
     assert requests[:100] == list(range(100))
@@ -286,3 +287,51 @@ def test_a_killed_tap_takes_the_servers_whole_process_group_with_it(tmp_path: Pa
     assert wait_until_gone(grandchild), "the server's child outlived the tap"
     _, events, _ = settled_read_all(tmp_path / "rec.jsonl")
     assert events[-1]["ended"] == "relay_died"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the recorder process through /proc")
+def test_a_recorder_that_stops_taking_records_never_holds_traffic_and_the_gap_is_counted(tmp_path: Path) -> None:
+    recording = tmp_path / "rec.jsonl"
+    env = {**os.environ, "WIRETAP_RECORDER_STALL_S": "0.5"}
+    proc = subprocess.Popen(
+        [*TAP, "--out", str(recording), "--", "cat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":-1,"method":"ping"}\n')
+    proc.stdin.flush()
+    assert proc.stdout.readline().startswith(b'{"jsonrpc"')
+    while b'"id":-1' not in recording.read_bytes():
+        time.sleep(0.01)
+    sink = sink_pid_of(proc.pid)
+    os.kill(sink, signal.SIGSTOP)  # alive, but takes nothing: the pipe fills and stays full
+    count = 30_000  # ~3.6 MiB each way: well past the pipe
+    lines = [b'{"jsonrpc":"2.0","id":%d,"method":"x","params":{"pad":"%s"}}\n' % (n, b"y" * 60) for n in range(count)]
+    writer = threading.Thread(target=lambda: (proc.stdin.writelines(lines), proc.stdin.close()))  # type: ignore[union-attr]
+    writer.start()
+    received = read_lines(proc.stdout.fileno())  # every line comes back, though nothing is recorded
+    writer.join()
+    assert received.count(b"\n") == count
+    with contextlib.suppress(ProcessLookupError):  # (gone if wiretap had to end it)
+        os.kill(sink, signal.SIGCONT)
+    assert proc.wait(60) == 0
+    wait_complete(recording, 30)
+    stderr = proc.stderr.read()
+    for pipe in (proc.stdout, proc.stderr):
+        pipe.close()
+    _, events, _ = read_all(recording)  # complete once the tap is gone: a stalled recorder is not waited for
+    end = events[-1]
+    assert end["kind"] == "end" and end["lost"] > 0
+    if b"RECORDING FAILED" in stderr:  # it stalled halfway through a record: wiretap ended it
+        assert [e["error"] for e in events if e.get("error") == "recorder_died"] == ["recorder_died"]
+        assert end["lost_unknown"] is True
+        return
+    assert b"has taken nothing" in stderr  # it stalled between records: exact counts
+    for direction in ("c2s", "s2c"):
+        ids = [e["msg"]["id"] for e in events if e["kind"] == "message" and e["dir"] == direction and "msg" in e]
+        assert ids == sorted(set(ids)) and len(ids) < count + 1
+    recorded = sum(1 for e in events if e["kind"] == "message" and "msg" in e)
+    assert recorded + end["dropped"]["messages"] == 2 * (count + 1)

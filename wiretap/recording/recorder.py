@@ -35,6 +35,14 @@ OVERLOAD_POLICIES = ("block", "drop")
 SETTLE_TIMEOUT = 60.0
 
 
+def stall_after() -> float:
+    """Seconds a recorder may take nothing before wiretap stops waiting for it (WIRETAP_RECORDER_STALL_S)."""
+    try:
+        return float(os.environ.get("WIRETAP_RECORDER_STALL_S", "10"))
+    except ValueError:
+        return 10.0
+
+
 def portable() -> bool:
     """True when Linux-only primitives are to be left alone (what macOS gets; set to test that path)."""
     return not sys.platform.startswith("linux") or os.environ.get("WIRETAP_PORTABLE") == "1"
@@ -103,6 +111,7 @@ class Recorder:
         self._fd = -1
         self._control = -1
         self._deadline: float | None = None
+        self._stalled = False
         self._proc: subprocess.Popen[bytes] | None = None
         if not self._dead:
             self._start_sink()
@@ -131,16 +140,14 @@ class Recorder:
         finally:
             os.close(read_end)
             os.close(control_read)
-        if self.drop:
-            os.set_blocking(self._fd, False)
+        # Never a blocking write: a recorder that stops taking records must not hold traffic forever.
+        os.set_blocking(self._fd, False)
 
     def stop_by(self, deadline: float) -> None:
         """The relay is stopping: from now on wait for the recorder only until ``deadline`` (monotonic),
         then count what it could not take (a ``recording_gap``) instead of holding the exit up."""
         with self._lock:
             self._deadline = deadline
-            if self._fd >= 0:
-                os.set_blocking(self._fd, False)
 
     def now(self) -> float:
         return time.monotonic() - self._start
@@ -241,21 +248,42 @@ class Recorder:
             except BlockingIOError:  # drop mode, or stopping: nothing went
                 if not self._may_wait():
                     return False  # the record is dropped whole, and counted
+        self._stalled = False
         if done < total:  # a partial write: finish the record, or the channel would be corrupt
             rest = memoryview(b"".join(pieces))[done:]
             while rest:
-                select.select([], [self._fd], [])
+                if not select.select([], [self._fd], [], stall_after())[1]:
+                    # Half a record in the pipe: there is no resuming that channel. A recorder that
+                    # takes nothing for this long is broken; end it, so that the file has one author.
+                    if self._proc is not None:
+                        self._proc.kill()
+                    self._recorder_died("the recorder stopped taking records in the middle of one")
+                    return True
                 with contextlib.suppress(BlockingIOError):
                     rest = rest[os.write(self._fd, rest) :]
         return True
 
     def _may_wait(self) -> bool:
-        """Stopping: wait for room until the deadline. In drop mode: never."""
-        left = -1.0 if self._deadline is None else self._deadline - time.monotonic()
-        if left <= 0:
+        """Whether to wait for room in the pipe (True: it has some now, or the deadline is not yet).
+
+        Stopping: until the deadline. Drop mode: never. Block mode: as long as the recorder takes
+        something every ``stall_after()`` seconds; a recorder that takes nothing for that long is
+        stalled, and records are counted as not recorded until it takes one again."""
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                return False
+            select.select([], [self._fd], [], left)
+            return True
+        if self.drop or self._stalled:
             return False
-        select.select([], [self._fd], [], left)
-        return True
+        if select.select([], [self._fd], [], stall_after())[1]:
+            return True
+        self._stalled = True
+        print(f"wiretap: the recorder has taken nothing for {stall_after():g} s; traffic goes on, and "
+              "the recording counts what it misses until the recorder takes records again.",
+              file=self._stderr, flush=True)  # fmt: skip
+        return False
 
     def _recorder_died(self, why: str) -> None:
         if self._dead:
