@@ -10,8 +10,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from taprun import settled_read_all
+
 from wiretap.recording.events import Event
-from wiretap.recording.reader import read_all
 
 
 @dataclass
@@ -56,4 +57,4 @@ def running_proxy(upstream: str, recording: Path, *extra: str) -> Iterator[Proxy
         proc.send_signal(signal.SIGINT)
         run.stderr = proc.communicate(timeout=20)[1]
         if proc.returncode == 0:
-            _, run.events, _ = read_all(recording)
+            _, run.events, _ = settled_read_all(recording)

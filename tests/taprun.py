@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import IO
 
 from wiretap.recording.events import Event
-from wiretap.recording.reader import read_all
+from wiretap.recording.follow import wait_complete
+from wiretap.recording.reader import Skipped, read_all
 
 SCENARIO_SERVER = [sys.executable, str(Path(__file__).parent / "scenarios" / "stdio_server.py")]
 TAP = [sys.executable, "-m", "wiretap", "tap"]
@@ -29,6 +30,12 @@ class TapRun:
 
     def messages(self, direction: str | None = None) -> list[Event]:
         return [e for e in self.of_kind("message") if direction is None or e["dir"] == direction]
+
+
+def settled_read_all(recording: Path) -> tuple[Event, list[Event], Skipped]:
+    """The recording once its recorder process has finished it (wiretap exits before that)."""
+    assert wait_complete(recording, 60), f"{recording} has no end event"
+    return read_all(recording)
 
 
 def start_tap(recording: Path, server: list[str], *extra: str) -> subprocess.Popen[bytes]:
@@ -61,6 +68,6 @@ def run_tap(recording: Path, server: list[str], chunks: list[bytes], *extra: str
         proc.wait(timeout)
         for reader in readers:
             reader.join(timeout)
-    header, events, skipped = read_all(recording)
+    header, events, skipped = settled_read_all(recording)
     assert not skipped, skipped.describe()
     return TapRun(proc.returncode, out[0], err[0], header, events)

@@ -163,4 +163,7 @@ def test_when_wiretap_is_killed_the_follower_sends_the_recording_as_it_stands(tm
     expected = recording_spans(tmp_path / "killed.jsonl")
     assert sorted(s.span_id for s in receiver.spans) == sorted(s.span_id for s in expected)
     (root,) = [s for s in receiver.spans if not s.parent_span_id]
-    assert {a.key: a.value.bool_value for a in root.attributes}["wiretap.complete"] is False
+    # The recorder outlives the killed relay and ends the recording, saying so; the follower waits for that end.
+    last = json.loads((tmp_path / "killed.jsonl").read_text().splitlines()[-1])
+    assert (last["kind"], last.get("ended")) == ("end", "relay_died")
+    assert {a.key: a.value.bool_value for a in root.attributes}["wiretap.complete"] is True

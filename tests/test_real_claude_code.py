@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from claude import ClaudeRun, offline_env, run_claude, stdio_server, write_mcp_config
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse, tool_use_id
+from taprun import settled_read_all
 
 from wiretap.recording.events import Event
-from wiretap.recording.reader import read_all
 
 pytestmark = pytest.mark.slow
 
@@ -107,7 +107,7 @@ def claude_session(claude: Path, root: Path, server_argv: list[str], *, tapped: 
         if tapped:
             session.left_running["taps"] = processes_mentioning(str(recording))
             session.recording = recording
-            session.header, session.events, skipped = read_all(recording)
+            session.header, session.events, skipped = settled_read_all(recording)
             assert not skipped, skipped.describe()
             spawned = session.of_kind("spawn")[0]["pid"]
             session.left_running["server"] = [spawned] if running(spawned) else []

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from taprun import settled_read_all
 
 from wiretap.recording.events import Event
-from wiretap.recording.reader import read_all
 
 pytestmark = pytest.mark.slow
 
@@ -137,7 +137,7 @@ def run_sdk_client(
     run = Run(result, seconds, server, *(log.read_bytes() if log.exists() else b"" for log in logs))
     assert logs[0].exists(), f"the server never started: {run.describe()}"
     if tapped:
-        run.header, run.events, skipped = read_all(recording)
+        run.header, run.events, skipped = settled_read_all(recording)
         assert not skipped, skipped.describe()
         pids = [run.header["pid"], *(e["pid"] for e in run.of_kind("spawn"))]
         run.left_running = [pid for pid in pids if not ended(pid, reap)]

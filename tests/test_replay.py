@@ -216,9 +216,9 @@ def test_replaying_the_client_against_the_real_server_finds_no_difference(record
     assert result.stdout == ""
     assert "5 response(s) compared, 0 differ" in result.stderr
     # The new run is a recording like any other: the same conversation, the server's question answered.
-    from wiretap.recording.reader import read_all
+    from taprun import settled_read_all
 
-    _, events, _ = read_all(again)
+    _, events, _ = settled_read_all(again)
     sent = [e["msg"].get("method", "answer") for e in events if e["kind"] == "message" and e["dir"] == "c2s"]
     assert sent == ["server/discover", "tools/list", "tools/call", "tools/call", "tools/call", "answer"]
 

@@ -25,8 +25,7 @@ from typing import Any
 
 import pytest
 from proxyrun import running_proxy
-
-from wiretap.recording.reader import read_all
+from taprun import settled_read_all
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +58,7 @@ def replay_server(recording: Path, *options: str) -> list[str]:
 
 
 def c2s_methods(recording: Path) -> list[str]:
-    _, events, _ = read_all(recording)
+    _, events, _ = settled_read_all(recording)
     return [e["msg"].get("method", "response") for e in events if e["kind"] == "message" and e["dir"] == "c2s"]
 
 

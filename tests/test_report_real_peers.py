@@ -44,9 +44,9 @@ from claude import offline_env, run_claude, stdio_server, write_mcp_config
 from proxyrun import running_proxy
 from report_schema import valid_report
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
+from taprun import settled_read_all
 
 from wiretap.recording.events import Event
-from wiretap.recording.reader import read_all
 
 pytestmark = pytest.mark.slow
 
@@ -137,7 +137,7 @@ def run_tapped_client(python: Path, client: str, tool: str, arguments: Json, ser
     command = [str(python), str(PEER_SCRIPTS / client), tool, json.dumps(arguments), "--", *tapped]
     result = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=TIMEOUT)
     assert result.returncode == 0, f"{client} exited {result.returncode}:\n{result.stderr[-4000:]}"
-    _, events, skipped = read_all(recording)
+    _, events, skipped = settled_read_all(recording)
     assert not skipped, skipped.describe()
     return Recorded(json.loads(result.stdout), recording, events)
 
@@ -578,7 +578,7 @@ def claude_tapped(claude: Path, root: Path, server: list[str], tool: str, argume
         results = api.tool_results()
     assert run.returncode == 0, run.describe()
     assert run.mcp_status("srv") == "connected", run.describe()
-    _, events, skipped = read_all(recording)
+    _, events, skipped = settled_read_all(recording)
     assert not skipped, skipped.describe()
     return ClaudeRecorded(Recorded({}, recording, events), results)
 

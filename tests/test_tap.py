@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from taprun import SCENARIO_SERVER, TAP, run_tap, start_tap
+from taprun import SCENARIO_SERVER, TAP, run_tap, settled_read_all, start_tap
 
 from wiretap.recording.reader import read_all
 
@@ -158,7 +158,7 @@ def test_sigint_is_forwarded_and_recorded_and_the_tap_exits_with_the_server(tmp_
         read_pid_line(proc)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 0
-    _, events, _ = read_all(recording)
+    _, events, _ = settled_read_all(recording)
     (sig,) = [e for e in events if e["kind"] == "signal"]
     assert sig["signal"] == "SIGINT" and sig["forwarded"] is True
     assert [e["text"] for e in events if e["kind"] == "stderr"][-1] == "got SIGINT, bye"
@@ -177,7 +177,7 @@ def test_claude_codes_shutdown_sequence_reaches_a_stubborn_server_and_its_death_
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == -signal.SIGTERM
     assert wait_until_gone(server_pid)
-    _, events, _ = read_all(recording)
+    _, events, _ = settled_read_all(recording)
     assert [e["signal"] for e in events if e["kind"] == "signal"] == ["SIGINT", "SIGTERM"]
     assert "ignoring SIGINT" in [e["text"] for e in events if e["kind"] == "stderr"]
     assert next(e for e in events if e["kind"] == "exit")["signal"] == "SIGTERM"
@@ -195,10 +195,10 @@ def test_when_the_tap_is_killed_the_server_goes_too_and_the_recording_is_readabl
         proc.kill()
         proc.wait(10)
     assert wait_until_gone(server_pid)
-    header, events, skipped = read_all(recording)
+    header, events, skipped = settled_read_all(recording)
     assert header["kind"] == "header" and not skipped
     assert [e["msg"]["method"] for e in events if e["kind"] == "message"] == ["notifications/initialized"]
-    assert "end" not in [e["kind"] for e in events]
+    assert [e["kind"] for e in events][-1] == "end" and events[-1]["ended"] == "relay_died"
 
 
 def test_a_server_that_cannot_start_exits_127_with_one_line_and_is_recorded(tmp_path: Path) -> None:
@@ -208,7 +208,7 @@ def test_a_server_that_cannot_start_exits_127_with_one_line_and_is_recorded(tmp_
     )
     assert result.returncode == 127
     assert result.stderr.decode().strip() == "wiretap: cannot start '/nonexistent/server': No such file or directory"
-    _, events, _ = read_all(recording)
+    _, events, _ = settled_read_all(recording)
     assert events[0]["kind"] == "spawn_failed"
 
 
@@ -247,7 +247,7 @@ def test_a_recording_that_fills_its_disk_marks_the_gap_and_traffic_flows(tmp_pat
     assert [json.loads(line)["id"] for line in proc.stdout.splitlines()] == list(range(50))
     assert b"RECORDING FAILED" in proc.stderr
     assert recording.stat().st_size <= 2000
-    header, _, _ = read_all(recording)
+    header, _, _ = read_all(recording)  # no end event: the disk had no room left for one
     assert header["kind"] == "header"
 
 

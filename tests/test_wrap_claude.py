@@ -39,9 +39,9 @@ from typing import Any
 import pytest
 from claude import API_KEY, ClaudeRun, offline_env, parse_stream_json
 from scenarios.fake_messages_api import Captured, FakeMessagesAPI, ToolUse, tool_use_id
+from taprun import settled_read_all
 
 from wiretap.recording.events import Event
-from wiretap.recording.reader import read_all
 
 pytestmark = pytest.mark.slow
 
@@ -316,7 +316,7 @@ class Recording:
 
     @classmethod
     def read(cls, path: Path) -> Recording:
-        header, events, skipped = read_all(path)
+        header, events, skipped = settled_read_all(path)
         assert not skipped, skipped.describe()
         return cls(path, header, events)
 
@@ -580,6 +580,7 @@ def test_the_manifest_describes_the_run(project: ProjectScenario) -> None:
             "recording": f"{name}.jsonl",
             "recordings": [f"{name}.jsonl"],
             "messages": len(project.session.recordings[name].messages()),
+            "complete": True,
             "missing_variables": [],
         }
         for name in (LOCAL, STDIO, HTTP, USER)

@@ -86,15 +86,28 @@ def cli() -> None:
     """See what really crosses the wire between an AI client and its MCP servers and A2A agents."""
 
 
+OVERLOAD_OPTION: tuple[tuple[str], dict[str, Any]] = (
+    ("--on-overload",),
+    {
+        "type": click.Choice(["block", "drop"]),
+        "default": "block",
+        "show_default": True,
+        "help": "When the recorder falls behind by its whole buffer: slow the traffic down (block), "
+        "or keep its pace and record exact counts of what was not recorded (drop).",
+    },
+)
+
+
 @cli.command(context_settings={"allow_interspersed_args": False})
 @click.option(
     "--out", "-o", type=click.Path(), callback=_recording_out, help="Recording file, or a folder for it (DIR/)."
 )
 @click.option("--name", "-n", help="Name for the server in the recording (default: from the command).")
 @click.option("--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default).")
+@click.option(*OVERLOAD_OPTION[0], **OVERLOAD_OPTION[1])
 @click.argument("server", nargs=-1, required=True, type=click.UNPROCESSED)
 @otlp_options
-def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, ...]) -> None:
+def tap(out: Path | None, name: str | None, no_redact: bool, on_overload: str, server: tuple[str, ...]) -> None:
     """Run an MCP stdio SERVER, relay its stdio byte for byte, and record every message.
 
     Use it where a client's config names the server command: wiretap tap -- SERVER [ARGS...]
@@ -102,7 +115,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
     from wiretap.run.tap import tap as run_tap
 
     follow_recording(out)
-    returncode = run_tap(list(server), out=out, name=name, redact=not no_redact)
+    returncode = run_tap(list(server), out=out, name=name, redact=not no_redact, on_overload=on_overload)
     otlp_done()
     sys.stderr.flush()
     exit_like(returncode)
@@ -131,12 +144,14 @@ def tap(out: Path | None, name: str | None, no_redact: bool, server: tuple[str, 
 @click.option("--ui", "with_ui", is_flag=True, help="Also serve the live view (wiretap ui); its URL goes to stderr.")
 @guard_options
 @otlp_options
+@click.option(*OVERLOAD_OPTION[0], **OVERLOAD_OPTION[1])
 def proxy(
     upstream: str,
     listen: str,
     out: Path | None,
     name: str | None,
     no_redact: bool,
+    on_overload: str,
     upstream_cafile: Path | None,
     insecure: bool,
     with_ui: bool = False,
@@ -158,11 +173,18 @@ def proxy(
             out=out,
             name=name,
             redact=not no_redact,
+            on_overload=on_overload,
             tls=ssl_context(upstream_cafile, insecure),
             **guard_settings(guard),
         )
     except BadUpstream as exc:
         raise click.BadParameter(str(exc)) from None
+    # Stopped: the recorder finishes the file on its own; skip the interpreter's teardown (~0.2 s),
+    # once the live span follower (--otlp) has had its bounded wait.
+    otlp_done()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @cli.command()

@@ -31,6 +31,8 @@ from wiretap.wrap.folders import SessionFolder, open_session
 
 POLL_SECONDS = 0.1
 SCAN_SECONDS = 0.5
+SETTLE_SECONDS = 5.0
+"""How long the follower waits, once the traffic is over, for the recorder to write each recording's end."""
 STALE_SECONDS = 5.0
 LINES_PER_STEP = 2000
 """Lines read from a file at a time: a backlog (a flood, a slow endpoint) is worked through in bounded memory."""
@@ -66,6 +68,9 @@ class Follower:
         for tailed in list(self.tailed.values()):
             progressed |= self._read(tailed)
         return progressed
+
+    def all_done(self) -> bool:
+        return all(tailed.done for tailed in self.tailed.values())
 
     def finish(self) -> None:
         self._scan()
@@ -201,6 +206,11 @@ def run(mode: str, folder: Path, parent: int, settings: dict[str, Any], stderr: 
     over = threading.Event()
     threading.Thread(target=_until_end_of_input, args=(over,), daemon=True).start()
     while not over.is_set() and os.getppid() == parent:
+        if not follower.step():
+            time.sleep(POLL_SECONDS)
+    # The recorder process finishes each recording on its own, even after wiretap was killed: wait for its end.
+    settle_by = time.monotonic() + SETTLE_SECONDS
+    while not follower.all_done() and time.monotonic() < settle_by:
         if not follower.step():
             time.sleep(POLL_SECONDS)
     follower.finish()

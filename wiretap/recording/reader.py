@@ -17,15 +17,33 @@ class NotARecording(BadInput):
     pass
 
 
+MAX_LINE = 256 << 20
+"""A longer line is skipped (and counted) without being held: a reader's memory stays bounded."""
+MAX_DEPTH = 200
+"""Events nested deeper are skipped: every analysis may then walk messages recursively."""
+_EXAMPLES = 100
+
+
+class _Examples(list[tuple[int, str]]):
+    """The first few skipped lines; ``len()`` is how many there were in all (millions are not kept)."""
+
+    total = 0
+
+    def __len__(self) -> int:
+        return self.total
+
+
 @dataclass
 class Skipped:
     """Lines a reader could not use, so that a renderer can say what it left out."""
 
-    lines: list[tuple[int, str]] = field(default_factory=list)
+    lines: _Examples = field(default_factory=_Examples)
     truncated_tail: bool = False
 
     def note(self, line_no: int, why: str) -> None:
-        self.lines.append((line_no, why))
+        if self.lines.total < _EXAMPLES:
+            self.lines.append((line_no, why))
+        self.lines.total += 1
 
     def __bool__(self) -> bool:
         return bool(self.lines)
@@ -75,11 +93,24 @@ class RecordingReader:
 
     def events(self, lines: Iterable[bytes] | None = None) -> Iterator[Event]:
         """The events after the header, from the file or from ``lines`` (see follow.tail_lines)."""
-        for raw in self.file if lines is None else lines:
+        for raw in self._lines() if lines is None else lines:
             self.line_no += 1
             event = self._parse(raw)
             if event is not None:
                 yield migrate(event, self.version)
+
+    def _lines(self) -> Iterator[bytes]:
+        """The file's lines; one over MAX_LINE is read past in pieces and given as empty (noted)."""
+        readline = self.file.readline
+        while line := readline(MAX_LINE):
+            if len(line) == MAX_LINE and not line.endswith(b"\n"):
+                del line
+                while (rest := readline(1 << 20)) and not rest.endswith(b"\n"):
+                    pass
+                self.skipped.note(self.line_no + 1, f"longer than {MAX_LINE >> 20} MiB")
+                yield b""
+                continue
+            yield line
 
     def _parse(self, raw: bytes) -> Event | None:
         complete = raw.endswith(b"\n")
@@ -87,6 +118,9 @@ class RecordingReader:
             return None
         try:
             event = json.loads(raw)
+        except RecursionError:
+            self.skipped.note(self.line_no, f"nested deeper than {MAX_DEPTH} levels")
+            return None
         except ValueError:
             if complete:
                 self.skipped.note(self.line_no, "not JSON")
@@ -97,7 +131,24 @@ class RecordingReader:
         if not isinstance(event, dict) or not isinstance(event.get("t"), int | float) or "kind" not in event:
             self.skipped.note(self.line_no, "not an event")
             return None
+        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _deeper_than(event, MAX_DEPTH):
+            self.skipped.note(self.line_no, f"nested deeper than {MAX_DEPTH} levels")
+            return None
         return event
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Without recursion: does ``value`` nest containers more than ``limit`` levels deep?"""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, dict | list))
+    return False
 
 
 def open_recording(path: Path) -> RecordingReader:

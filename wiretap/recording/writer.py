@@ -64,6 +64,8 @@ class RecordingWriter:
         self._stderr = stderr or sys.stderr
         self._pending: list[Piece] = []
         self._pending_events = 0
+        self.pending_size = 0
+        """Bytes added since the last flush."""
         self._batch_t = 0.0
         self.written = 0
         self.lost = 0
@@ -81,11 +83,12 @@ class RecordingWriter:
         """Queue one event; it reaches the file at the next flush."""
         self._pending.extend(pieces)
         self._pending_events += 1
+        self.pending_size += sum(map(len, pieces))
         self._batch_t = t
 
     def flush(self) -> None:
         pending, count = self._pending, self._pending_events
-        self._pending, self._pending_events = [], 0
+        self._pending, self._pending_events, self.pending_size = [], 0, 0
         if not count:
             return
         try:
@@ -101,9 +104,11 @@ class RecordingWriter:
         except OSError as exc:
             self._failed(count, exc)
 
-    def close(self, summary: Event) -> None:
+    def close(self, summary: Event, *, lost_elsewhere: int = 0) -> None:
+        """Write the end event: ``written`` counts the events in the file, ``lost`` all that are not."""
         self.flush()
-        self.add(summary.get("t", 0.0), encode_event(summary | {"written": self.written + 1, "lost": self.lost}))
+        counts = {"written": self.written + 1, "lost": self.lost + lost_elsewhere}
+        self.add(summary.get("t", 0.0), encode_event(summary | counts))
         self.flush()
         if self._fd >= 0:
             try:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import os
 import signal
 import ssl
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 from urllib.parse import urlsplit
 
 from wiretap.errors import BadInput, Unavailable, describe_os_error
@@ -19,6 +22,7 @@ from wiretap.recording.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter, create_unique
 from wiretap.transports.http import HttpProxy, ProxyConfig
+from wiretap.transports.process import EXIT_WITH_STDIN
 from wiretap.wire.redact import redact_url
 
 
@@ -87,6 +91,40 @@ def _open_writer(wanted: Path, stderr: IO[str]) -> RecordingWriter:
     return RecordingWriter(fd, path, stderr=stderr)
 
 
+STOP_RECORDING_WITHIN = 0.05
+"""Seconds a stopping proxy waits for a recorder that is behind. With the exchanges' grace (0.1 s)
+and the recorder's read size (64 KiB of its work at most before the signal is seen), the proxy is
+gone within half a second of SIGTERM, whatever the backlog; bench/exit_latency.py measures it."""
+
+
+def _stop_when_stdin_ends(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    def readable() -> None:
+        try:
+            data = os.read(0, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            loop.remove_reader(0)
+            stop.set()
+
+    with contextlib.suppress(OSError, ValueError):
+        os.set_blocking(0, False)
+        loop.add_reader(0, readable)
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop when it is installed (the ``fast`` extra) and not turned off with WIRETAP_UVLOOP=0."""
+    if os.environ.get("WIRETAP_UVLOOP") == "0":
+        return None
+    try:
+        uvloop = importlib.import_module("uvloop")  # optional: typed only where it is installed
+    except ImportError:
+        return None
+    return cast("Callable[[], asyncio.AbstractEventLoop]", uvloop.new_event_loop)
+
+
 async def _serve(proxy: HttpProxy, host: str, port: int, announce: IO[str]) -> None:
     try:
         url = await proxy.start(host, port)
@@ -102,11 +140,16 @@ async def _serve(proxy: HttpProxy, host: str, port: int, announce: IO[str]) -> N
 
     def stop_on(signum: int) -> None:
         proxy.recorder.event(Kind.SIGNAL, signal=signal.Signals(signum).name, signum=signum)
+        proxy.ending = {"ended": "signal", "signals": [signal.Signals(signum).name]}
+        # A backlog must not hold the exit up: past this, what the recorder cannot take is counted.
+        proxy.recorder.stop_by(time.monotonic() + STOP_RECORDING_WITHIN)
         stop.set()
 
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, stop_on, signum)
+    if os.environ.get(EXIT_WITH_STDIN) == "1":
+        _stop_when_stdin_ends(loop, stop)
     try:
         await stop.wait()
     finally:
@@ -120,6 +163,7 @@ def proxy(
     out: Path | None,
     name: str | None,
     redact: bool,
+    on_overload: str = "block",
     tls: ssl.SSLContext | bool | None = None,
     allow_hosts: frozenset[str] = frozenset(),
     allow_origins: frozenset[str] = frozenset(),
@@ -143,11 +187,13 @@ def proxy(
         redacted=redact,
         extra={"upstream": redact_url(upstream) if redact else upstream},
     )
-    recorder = Recorder(writer, header, redact=redact, stderr=stderr)
+    recorder = Recorder(writer, header, redact=redact, stderr=stderr, on_overload=on_overload)
     print(f"wiretap: recording to {writer.path}", file=stderr, flush=True)
     config = ProxyConfig(upstream, tls, allow_hosts, allow_origins, limits or Limits())
     http_proxy = HttpProxy(config, recorder, stderr=stderr)
     try:
-        asyncio.run(_serve(http_proxy, host, port, announce))
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(_serve(http_proxy, host, port, announce))
     finally:
-        recorder.close()
+        # The recorder process finishes the recording on its own: the proxy exits now.
+        recorder.close(settle=False, **http_proxy.ending)

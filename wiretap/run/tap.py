@@ -26,18 +26,32 @@ def open_writer(wanted: Path, stderr: IO[str]) -> RecordingWriter:
     return RecordingWriter(fd, path, stderr=stderr)
 
 
-def tap(argv: Sequence[str], *, out: Path | None, name: str | None, redact: bool, stderr: IO[str] = sys.stderr) -> int:
-    """Run ``argv`` through the stdio tap; return the server's raw return code (negative: signal)."""
+def tap(
+    argv: Sequence[str],
+    *,
+    out: Path | None,
+    name: str | None,
+    redact: bool,
+    stderr: IO[str] = sys.stderr,
+    on_overload: str = "block",
+    settle: bool = False,
+) -> int:
+    """Run ``argv`` through the stdio tap; return the server's raw return code (negative: signal).
+
+    Returns as soon as the server is done: the recorder process finishes the recording on its own
+    (``settle`` waits for it)."""
     started = time.time()
     shown_argv = redact_argv(list(argv)) if redact else list(argv)
     name = name or default_name(shown_argv)
     writer = open_writer(recording_path(out, name, started), stderr)
     header = Header(transport="stdio", name=name, argv=shown_argv, started_epoch=started, redacted=redact)
-    recorder = Recorder(writer, header, redact=redact, stderr=stderr)
+    recorder = Recorder(writer, header, redact=redact, stderr=stderr, on_overload=on_overload)
+    stdio = StdioTap(argv, recorder, shown_argv=shown_argv)
     try:
-        return StdioTap(argv, recorder, shown_argv=shown_argv).run()
+        return stdio.run()
     except SpawnFailed as failure:
         print(f"wiretap: {failure}", file=stderr, flush=True)
         return failure.status
     finally:
-        recorder.close()
+        ending = {"ended": "signal", "signals": stdio.signals} if stdio.signals else {"ended": "normal"}
+        recorder.close(settle=settle, **ending)

@@ -30,12 +30,14 @@ from wiretap.http.headers import end_to_end, recorded_headers
 from wiretap.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.recorder import Recorder
-from wiretap.recording.streams import BodyStream, SSEStream
+from wiretap.recording.streams import StreamSpec
 from wiretap.wire.redact import redact_query, redact_url
 from wiretap.wire.sse import SSEDecoder
 
 _FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
 _FIRST_EVENT_LIMIT = 1 << 16
+STOP_GRACE = 0.1
+"""Seconds open exchanges get to finish once the proxy is told to stop."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,8 @@ class _TrackedServer(web.Server):
     """aiohttp's low-level server, told about connections opening and closing."""
 
     def __init__(self, proxy: HttpProxy, **kwargs: Any) -> None:
-        super().__init__(proxy.handle, handler_cancellation=True, **kwargs)
+        # auto_decompress=False: a compressed request body reaches the upstream as the client sent it.
+        super().__init__(proxy.handle, handler_cancellation=True, auto_decompress=False, **kwargs)
         self._proxy = proxy
 
     def connection_made(self, handler: RequestHandler, transport: asyncio.Transport) -> None:
@@ -140,6 +143,8 @@ class HttpProxy:
         self._guard = Guard("127.0.0.1", 0)
         self._watch = ConnectionWatch(config.limits)
         self._sweeper: asyncio.Task[None] | None = None
+        self.ending: dict[str, Any] = {"ended": "normal"}
+        """How the recording ended, for its end event."""
 
     async def start(self, host: str, port: int) -> str:
         """Listen, and return the URL clients should use."""
@@ -153,13 +158,13 @@ class HttpProxy:
             cookie_jar=aiohttp.DummyCookieJar(),
             request_class=_ForwardedRequest,
         )
-        self._runner = web.ServerRunner(_TrackedServer(self), handle_signals=False, access_log=None)
+        self._runner = web.ServerRunner(
+            _TrackedServer(self), handle_signals=False, access_log=None, shutdown_timeout=STOP_GRACE
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True)
         await site.start()
-        server = site._server
-        assert isinstance(server, asyncio.base_events.Server)
-        bound_host, bound_port = server.sockets[0].getsockname()[:2]
+        bound_host, bound_port = self._runner.addresses[0][:2]
         shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
         lower = frozenset(h.lower() for h in self.config.allow_hosts)
         origins = frozenset(o.lower().rstrip("/") for o in self.config.allow_origins)
@@ -261,8 +266,7 @@ class _Exchange:
             headers=recorded_headers(_text_pairs(request.raw_headers), redact=redact),
         )
         encoding = request.headers.get("Content-Encoding")
-        body = BodyStream(self._base(Direction.C2S), redact=redact, encoding=encoding)
-        self.recorder.open((self.ex, Direction.C2S), body)
+        self.recorder.open((self.ex, Direction.C2S), StreamSpec("body", self._base(Direction.C2S), encoding))
         try:
             return await self._forward()
         except asyncio.CancelledError:
@@ -395,12 +399,11 @@ class _Exchange:
             headers=recorded_headers(_text_pairs(upstream.raw_headers), redact=redact),
         )
         sse = _event_stream(content_type)
-        stream = SSEStream if sse else BodyStream
         encoding = upstream.headers.get("Content-Encoding")
         card = request.rel_url.path in CARD_PATHS and upstream.status == 200 and "json" in content_type
         if not card:  # a card's recording opens once it is known how the card goes out
             base = self._base(Direction.S2C)
-            self.recorder.open((self.ex, Direction.S2C), stream(base, redact=redact, encoding=encoding))
+            self.recorder.open((self.ex, Direction.S2C), StreamSpec("sse" if sse else "body", base, encoding))
         response = self.response = web.StreamResponse(status=upstream.status, reason=upstream.reason, headers=headers)
         try:
             if card:
@@ -485,7 +488,7 @@ class _Exchange:
                 "so clients may bypass the proxy"
             )
         base = self._base(Direction.S2C)
-        self.recorder.open((self.ex, Direction.S2C), BodyStream(base, redact=self.recorder.redact, encoding=encoding))
+        self.recorder.open((self.ex, Direction.S2C), StreamSpec("body", base, encoding))
         response.content_length = len(body)
         await response.prepare(self.request)
         await self._write(response, body)

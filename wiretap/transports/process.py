@@ -1,31 +1,16 @@
-"""Starting a server process so that it cannot outlive the tap, and passing its exit on like a shell."""
+"""Starting a server process in a group of its own, and passing its exit on like a shell."""
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import resource
 import signal
 import subprocess
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-_PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> Callable[[], None] | None:
-    """A preexec_fn that has the kernel send ``signum`` to the child when its parent dies (Linux)."""
-    if not sys.platform.startswith("linux"):
-        return None
-
-    def preexec() -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
-        if os.getppid() != parent_pid:
-            os._exit(1)
-
-    return preexec
+EXIT_WITH_STDIN = "WIRETAP_EXIT_WITH_STDIN"
+"""Set to 1 in a proxy's environment: it stops when its stdin ends (its parent died), on every OS."""
 
 
 def spawn(argv: Sequence[str], *, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
@@ -37,9 +22,9 @@ def spawn(argv: Sequence[str], *, env: dict[str, str] | None = None) -> subproce
         stderr=subprocess.PIPE,
         bufsize=0,
         env=env,
+        # Set up by subprocess itself between fork and exec (no Python runs there). If the tap is killed,
+        # its recorder kills this group (see Recorder.guard_process_group): it works where prctl does not.
         process_group=0,
-        # SIGKILL: if the tap was killed, its client is escalating already; the server goes with it.
-        preexec_fn=die_with_parent(os.getpid()),
     )
 
 

@@ -12,13 +12,14 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import FrameType
 
 from wiretap.recording.events import Direction, Kind
 from wiretap.recording.recorder import Recorder
-from wiretap.recording.streams import LineStream, StderrStream
+from wiretap.recording.streams import StreamSpec
 from wiretap.transports.process import shell_status, signal_name, spawn
 
 STDERR = "stderr"
@@ -31,8 +32,9 @@ FORWARDED_SIGNALS = (
     signal.SIGUSR1,
     signal.SIGUSR2,
 )
-# A grandchild may hold the server's stdout open after the server exits; wait this long, then go.
-DRAIN_AFTER_EXIT = 0.25
+# A grandchild may hold the server's stdout open after the server exits: once the pumps have waited
+# this long for bytes that do not come, the tap goes. A pump still passing bytes on is waited for.
+DRAIN_AFTER_EXIT = 0.03
 
 
 _Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
@@ -60,30 +62,43 @@ def _write_all(fd: int, data: bytes) -> None:
 def open_stdio_streams(recorder: Recorder) -> None:
     """Newline-delimited messages both ways, and the server's stderr as lines."""
     for direction in Direction:
-        recorder.open(direction, LineStream(direction.value, redact=recorder.redact))
-    recorder.open(STDERR, StderrStream(redact=recorder.redact))
+        recorder.open(direction, StreamSpec("line", {"dir": direction.value}))
+    recorder.open(STDERR, StreamSpec("stderr"))
 
 
-def pump(src: int, dst: int | None, stream: str, recorder: Recorder, on_dst_lost: Callable[[], None]) -> None:
-    """Copy ``src`` to ``dst`` until end of file, telling the recorder about every chunk."""
-    read, data_seen = os.read, recorder.data
-    while True:
-        try:
-            data = read(src, CHUNK)
-        except OSError:
-            data = b""
-        if not data:
-            break
-        # Stamp and queue before writing (a clock read and a queue put; the recorder's thread does
-        # the rest): the peer's answer to these bytes can then never be recorded before them.
-        data_seen(stream, data)
-        if dst is not None:
+class Pump:
+    """Copies ``src`` to ``dst`` until end of file, telling the recorder about every chunk."""
+
+    def __init__(self, src: int, dst: int | None, stream: str, recorder: Recorder) -> None:
+        self.src, self.dst, self.stream, self.recorder = src, dst, stream, recorder
+        self.waiting_since: float | None = None
+        """When the pump started waiting for bytes that have not come (None: it is busy)."""
+
+    def run(self, on_dst_lost: Callable[[], None]) -> None:
+        read, data_seen, clock, src = os.read, self.recorder.data, time.monotonic, self.src
+        while True:
+            self.waiting_since = clock()
             try:
-                _write_all(dst, data)
+                data = read(src, CHUNK)
             except OSError:
-                dst = None
-                on_dst_lost()
-    recorder.closed(stream)
+                data = b""
+            self.waiting_since = None
+            if not data:
+                break
+            # Handed to the recorder before it is written on: the peer's answer to these bytes can
+            # never be recorded before them, and if wiretap dies now the recorder still has them.
+            data_seen(self.stream, data)
+            if self.dst is not None:
+                try:
+                    _write_all(self.dst, data)
+                except OSError:
+                    self.dst = None
+                    on_dst_lost()
+        self.recorder.closed(self.stream)
+
+    def idle_for(self) -> float:
+        since = self.waiting_since
+        return 0.0 if since is None else time.monotonic() - since
 
 
 class StdioTap:
@@ -101,6 +116,8 @@ class StdioTap:
         self.recorder = recorder
         self.fds = fds or StdioFds()
         self._proc: subprocess.Popen[bytes] | None = None
+        self.signals: list[str] = []
+        """Signals the tap received (and passed on), for the recording's end event."""
 
     def run(self) -> int:
         """Run the server to its end and return its raw return code (negative: killed by a signal)."""
@@ -111,20 +128,27 @@ class StdioTap:
             self.recorder.event(Kind.SPAWN_FAILED, argv=self.shown_argv, error=str(failure), status=failure.status)
             raise failure from exc
         self.recorder.event(Kind.SPAWN, argv=self.shown_argv, pid=proc.pid)
+        # The server leads its own process group: if the tap is killed, the recorder kills that group.
+        self.recorder.guard_process_group(proc.pid)
         open_stdio_streams(self.recorder)
         previous = self._install_signal_forwarding()
         try:
             threads = self._start_pumps(proc)
             returncode = proc.wait()
             self._record_exit(returncode)
-            for thread in threads[1:]:
-                thread.join(DRAIN_AFTER_EXIT)
+            self._drain(threads[1:])
             return returncode
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
 
-    def _start_pumps(self, proc: subprocess.Popen[bytes]) -> list[threading.Thread]:
+    def _drain(self, threads: list[tuple[threading.Thread, Pump]]) -> None:
+        """Wait for the server's output pumps: until they end, or wait idle for DRAIN_AFTER_EXIT."""
+        for thread, pump in threads:
+            while thread.is_alive() and pump.idle_for() < DRAIN_AFTER_EXIT:
+                thread.join(0.005)
+
+    def _start_pumps(self, proc: subprocess.Popen[bytes]) -> list[tuple[threading.Thread, Pump]]:
         assert proc.stdin and proc.stdout and proc.stderr
         server_in, server_out, server_err = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
         specs = [
@@ -140,20 +164,17 @@ class StdioTap:
         ]
         threads = []
         for src, dst, stream, on_lost, after in specs:
+            pump = Pump(src, dst, stream, self.recorder)
             thread = threading.Thread(
-                target=self._pump_then,
-                args=(src, dst, stream, on_lost, after),
-                name=f"wiretap-{stream}",
-                daemon=True,
+                target=self._pump_then, args=(pump, on_lost, after), name=f"wiretap-{stream}", daemon=True
             )
             thread.start()
-            threads.append(thread)
+            threads.append((thread, pump))
         return threads
 
-    def _pump_then(
-        self, src: int, dst: int, stream: str, on_lost: Callable[[], None], after: Callable[[], None] | None
-    ) -> None:
-        pump(src, dst, stream, self.recorder, on_lost)
+    @staticmethod
+    def _pump_then(pump: Pump, on_lost: Callable[[], None], after: Callable[[], None] | None) -> None:
+        pump.run(on_lost)
         if after is not None:
             after()
 
@@ -181,6 +202,7 @@ class StdioTap:
         return previous
 
     def _forward(self, signum: int, _frame: FrameType | None) -> None:
+        self.signals.append(signal_name(signum))
         forwarded = False
         if self._proc is not None and self._proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):

@@ -1,16 +1,14 @@
 """``--ui`` on ``wiretap -- CLIENT`` and ``wiretap proxy``: the view in its own process beside the session.
 
 Its own process, so that serving pages never competes with relaying traffic; its own session, so that
-the terminal's Ctrl-C goes to the client alone; and it dies with us (parent-death signal on Linux,
-SIGTERM on the way out everywhere).
+the terminal's Ctrl-C goes to the client alone; and it dies with us (its stdin, a pipe only we hold,
+ends when we do, on every OS; SIGTERM on the way out). Nothing runs between fork and exec.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -20,8 +18,6 @@ from pathlib import Path
 from typing import IO
 
 import click
-
-from wiretap.transports.process import die_with_parent
 
 STOP_SECONDS = 5.0
 
@@ -44,7 +40,6 @@ def ui_beside(path: Path, announce: IO[str] = sys.stderr) -> Iterator[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        preexec_fn=die_with_parent(os.getpid(), signal.SIGTERM),
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     url = proc.stdout.readline().strip()

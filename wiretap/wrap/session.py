@@ -24,8 +24,9 @@ from wiretap.analysis.identity import client_identity
 from wiretap.errors import BadInput, ExitStatus
 from wiretap.files import private_dirs, write_private
 from wiretap.recording.events import utc_iso_ms
+from wiretap.recording.follow import wait_complete
 from wiretap.recording.paths import safe_name, utc_stamp
-from wiretap.transports.process import die_with_parent
+from wiretap.transports.process import EXIT_WITH_STDIN
 from wiretap.wire.redact import redact_argv
 from wiretap.wrap.clients import client_for
 from wiretap.wrap.clients.launch import Launch
@@ -34,6 +35,7 @@ from wiretap.wrap.clients.servers import Server
 DEFAULT_DIR = Path("wiretap-sessions")
 MANIFEST = "manifest.json"
 PROXY_START_TIMEOUT = 20.0
+SETTLE_TIMEOUT = 10.0
 
 
 @dataclass
@@ -102,16 +104,16 @@ def _start_proxy(server: Server, recording: Path, log: Path) -> tuple[subprocess
         server.name,
     ]
     with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), "w") as log_file:
-        # Its own session keeps the terminal's Ctrl-C away from it; the parent-death signal keeps it
-        # from outliving us.
+        # Its own session keeps the terminal's Ctrl-C away from it; its stdin, a pipe only we hold,
+        # ends when we do, and then so does the proxy (portable, and nothing runs between fork and exec).
         proc = subprocess.Popen(
             command,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log_file,
             text=True,
             start_new_session=True,
-            preexec_fn=die_with_parent(os.getpid(), signal.SIGTERM),
+            env={**os.environ, EXIT_WITH_STDIN: "1"},
         )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
@@ -274,6 +276,9 @@ class Session:
     @staticmethod
     def _server_entry(wrapped: Wrapped, running: bool) -> dict[str, Any]:
         files = recordings_of(wrapped.recording)
+        # Each recorder finishes its recording on its own, after its tap or proxy has exited.
+        settled = [] if running else [wait_complete(f, SETTLE_TIMEOUT) for f in files]  # each, not the first
+        complete = None if running else all(settled)
         return {
             "name": wrapped.server.name,
             "scope": wrapped.server.scope,
@@ -281,6 +286,7 @@ class Session:
             "recording": wrapped.recording.name,
             "recordings": [f.name for f in files],
             "messages": None if running else sum(_message_count(f) for f in files),
+            "complete": complete,
             "missing_variables": sorted(wrapped.server.missing_vars),
         }
 
