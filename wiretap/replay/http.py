@@ -20,6 +20,7 @@ from aiohttp import web
 from wiretap.http.a2a_rest import rest_operation
 from wiretap.http.rewrite import CARD_PATHS
 from wiretap.proxying import parse_listen
+from wiretap.replay import jsonrpc
 from wiretap.replay.player import Plan, Player, dumps
 from wiretap.replay.script import Json, Step, is_request, is_response
 
@@ -117,12 +118,11 @@ class ReplayServer:
         return {SESSION: str(value)} if value else {}
 
     async def _post(self, request: web.BaseRequest) -> web.StreamResponse:
-        try:
-            body: Any = json.loads(await request.read())
-        except ValueError:
-            error = {"code": -32700, "message": "Parse error"}
-            return web.json_response({"jsonrpc": "2.0", "id": None, "error": error}, status=400)
-        messages = [m for m in (body if isinstance(body, list) else [body]) if isinstance(m, dict)]
+        parsed = jsonrpc.parse(await request.read())
+        if parsed.errors and not any(is_request(m) for m in parsed.messages):
+            errors: Any = parsed.errors if parsed.batch else parsed.errors[0]
+            return web.json_response(errors, status=400, headers=self._session(request, None), dumps=dumps)
+        messages = parsed.messages
         requests = [m for m in messages if is_request(m)]
         for message in messages:
             if is_response(message):
@@ -136,12 +136,12 @@ class ReplayServer:
             return await self._answer_streaming(request, plans[0])
         collected = Collected()
         await asyncio.gather(*(self.player.perform(plan, collected) for plan in plans))
-        replies = [m for m in collected.messages if "method" not in m]
+        replies = [m for m in collected.messages if "method" not in m] + parsed.errors
         status = plans[0].exchange.http.status if plans[0].exchange and plans[0].exchange.http else None
         headers = self._session(request, plans[0])
         if not replies:
             return web.Response(status=202, headers=headers)
-        payload = replies if isinstance(body, list) else replies[0]
+        payload = replies if parsed.batch else replies[0]
         text = json.dumps(payload, ensure_ascii=False)
         return web.Response(status=status or 200, text=text, content_type="application/json", headers=headers)
 
@@ -172,8 +172,11 @@ class ReplayServer:
         raw = await request.read()
         try:
             body: Any = json.loads(raw) if raw.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             body = {}
+        if jsonrpc.deeper_than(body):
+            error = {"code": 400, "message": f"nested more than {jsonrpc.MAX_DEPTH} deep"}
+            return web.json_response({"error": error}, status=400)
         fields = {"operation": operation, "method": request.method, "path": request.rel_url.path, "taskId": task_id}
         plan = self.player.plan(body if isinstance(body, dict) else {}, path=request.rel_url.path, rest=fields)
         if plan.miss is not None:

@@ -125,6 +125,10 @@ class Plan:
         return len(exchange.steps) > 1
 
 
+class ClientGone(Exception):
+    """The live client closed its end: a question to it will never be answered."""
+
+
 @dataclass
 class _Asked:
     """A request the player sent the live client, waiting for its answer."""
@@ -165,6 +169,7 @@ class Player:
         self.repeated = 0
         self.by_task_clock = 0
         self.misses: list[Miss] = []
+        self.gone = False
 
     def now(self) -> float:
         return self.clock()
@@ -238,6 +243,14 @@ class Player:
         if clock is not None:
             clock.client_acted(now)
 
+    def client_gone(self) -> None:
+        """The client closed its end (stdio): what waits for its answers stops there."""
+        self.gone = True
+        for asked in self._asked.values():
+            if not asked.answered.done():
+                asked.answered.set_exception(ClientGone())
+                asked.answered.exception()  # retrieved: only a step waiting for it awaits it
+
     def _arrived(self, key: str) -> float:
         now = self.now()
         self.sent[key] = self.sent.get(key, 0) + 1
@@ -277,6 +290,8 @@ class Player:
         swap = self._swaps(exchange, plan.message)
         try:
             await self._play(plan, exchange, outlet, swap, plan.replied)
+        except ClientGone:
+            pass  # what the recording sent after the client's answer cannot follow an answer never given
         finally:
             plan.replied.set()
             self._replying.pop(id(plan), None)
@@ -337,7 +352,11 @@ class Player:
     def _ask(self, step: Step) -> _Asked:
         assert step.message is not None
         asked = _Asked(step, asyncio.get_running_loop().create_future())
-        self._asked[id_key(step.message.get("id"))] = asked
+        if self.gone:
+            asked.answered.set_exception(ClientGone())
+            asked.answered.exception()  # retrieved: nobody may ever await it
+        else:
+            self._asked[id_key(step.message.get("id"))] = asked
         return asked
 
     async def _gate(self, after: tuple[str, int]) -> None:

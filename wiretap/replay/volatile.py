@@ -29,6 +29,8 @@ DEFAULT_VOLATILE_KEYS = frozenset(
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 """An ISO 8601 date and time, wherever it appears, is a timestamp."""
 TIMESTAMP_PLACEHOLDER = "<timestamp>"
+MAX_DEPTH = 100
+"""How deep normalizing goes (a recorded message may nest deeper than recursion allows)."""
 
 
 @dataclass(frozen=True)
@@ -46,21 +48,23 @@ class Volatile:
     def ignores(self, key: str) -> bool:
         return key in self.keys or key in self.extra
 
-    def normalize(self, value: Any) -> Any:
+    def normalize(self, value: Any, depth: int = 0) -> Any:
         """``value`` without volatile keys (and objects left empty by that), and with every timestamp
-        replaced by a placeholder."""
+        replaced by a placeholder. Below ``MAX_DEPTH`` levels a value is kept as it is."""
+        if depth > MAX_DEPTH:
+            return value
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
                 if self.ignores(key):
                     continue
-                kept = self.normalize(item)
+                kept = self.normalize(item, depth + 1)
                 if kept == {} and item != {}:  # only volatile inside (a ``_meta`` with a progress token)
                     continue
                 out[key] = kept
             return out
         if isinstance(value, list):
-            return [self.normalize(v) for v in value]
+            return [self.normalize(v, depth + 1) for v in value]
         if self.timestamps and isinstance(value, str) and TIMESTAMP.match(value):
             return TIMESTAMP_PLACEHOLDER
         return value
