@@ -26,7 +26,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request, closest, failures
+from wiretap.replay.index import Index
+from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request, closest
 from wiretap.replay.pace import RECORDED, Pace
 from wiretap.replay.script import (
     POLL_METHODS,
@@ -162,6 +163,7 @@ class Player:
             for key, task in script.tasks.items()
             if task.states and script.polls(key)
         }
+        self.index = Index(script.exchanges, self.options.match_on)
         self._replying: dict[int, tuple[float, asyncio.Event]] = {}
         """Exchanges chosen and not yet answered (by id of their plan): their recorded response time, and
         whether the response went out."""
@@ -210,15 +212,14 @@ class Player:
             plan.exchange, plan.response = answer.exchange, answer.response
             self.by_task_clock += 1
             return plan
-        candidates = self.script.exchanges
-        matching = [e for e in candidates if not failures(e.request, live, self.options.match_on)]
-        if matching:
-            unused = [e for e in matching if e.used == 0]
-            plan.exchange = unused[0] if unused else matching[-1]
-            self.repeated += 0 if unused else 1
+        found = self.index.find(live)
+        if found is not None:
+            plan.exchange, again = found
+            self.repeated += again
             plan.exchange.used += 1
             self.matched += 1
             return plan
+        candidates = self.script.exchanges
         near = closest([e.request for e in candidates], live, self.options.match_on)
         nearest = None if near is None else candidates[near.index]
         miss = Miss(now - self.started, live, nearest, near.failed if near else [])

@@ -189,6 +189,7 @@ class Script:
     listen_url: str | None = None
     """Where the recording proxy listened: the card's URLs point there."""
     skipped: int = 0
+    _polls: dict[str, list[Exchange]] | None = field(default=None, repr=False)
 
     @property
     def transport(self) -> str:
@@ -215,11 +216,12 @@ class Script:
         return f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
 
     def polls(self, task_key: str) -> list[Exchange]:
-        return [
-            e
-            for e in self.exchanges
-            if e.request.method in POLL_METHODS and e.response is not None and e.task_key() == task_key
-        ]
+        if self._polls is None:
+            self._polls = {}
+            for e in self.exchanges:
+                if e.request.method in POLL_METHODS and e.response is not None:
+                    self._polls.setdefault(e.task_key() or "", []).append(e)
+        return list(self._polls.get(task_key, []))
 
 
 class _Loader:

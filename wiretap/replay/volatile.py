@@ -51,21 +51,29 @@ class Volatile:
     def normalize(self, value: Any, depth: int = 0) -> Any:
         """``value`` without volatile keys (and objects left empty by that), and with every timestamp
         replaced by a placeholder. Below ``MAX_DEPTH`` levels a value is kept as it is."""
-        if depth > MAX_DEPTH:
-            return value
         if isinstance(value, dict):
-            out = {}
-            for key, item in value.items():
-                if self.ignores(key):
-                    continue
+            return self._object(value, depth) if depth <= MAX_DEPTH else value
+        if isinstance(value, list):
+            return [self.normalize(v, depth + 1) for v in value] if depth <= MAX_DEPTH else value
+        return self._text(value) if isinstance(value, str) else value
+
+    def _object(self, value: dict[str, Any], depth: int) -> dict[str, Any]:
+        out = {}
+        for key, item in value.items():
+            if key in self.keys or key in self.extra:
+                continue
+            if isinstance(item, dict | list):
                 kept = self.normalize(item, depth + 1)
-                if kept == {} and item != {}:  # only volatile inside (a ``_meta`` with a progress token)
+                if isinstance(item, dict) and item and not kept:  # only volatile inside (``_meta`` with a token)
                     continue
                 out[key] = kept
-            return out
-        if isinstance(value, list):
-            return [self.normalize(v, depth + 1) for v in value]
-        if self.timestamps and isinstance(value, str) and TIMESTAMP.match(value):
+            else:
+                out[key] = self._text(item) if isinstance(item, str) else item
+        return out
+
+    def _text(self, value: str) -> str:
+        # The cheap test first: most strings are not 16+ characters with a dash after a 4-digit year.
+        if self.timestamps and len(value) >= 16 and value[4] == "-" and TIMESTAMP.match(value):
             return TIMESTAMP_PLACEHOLDER
         return value
 
