@@ -44,8 +44,9 @@ class SessionServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        for queue in self.legacy.values():  # ends the legacy streams
+            self._loop.call_soon_threadsafe(queue.put_nowait, {})
         if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.shutdown(), self._loop).result(10)
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
@@ -56,7 +57,7 @@ class SessionServer:
         app.router.add_route("*", "/mcp", self.mcp)
         app.router.add_get("/sse", self.legacy_stream)
         app.router.add_post("/messages", self.legacy_post)
-        self._runner = web.AppRunner(app, handle_signals=False)
+        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
@@ -121,9 +122,9 @@ class SessionServer:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         await response.write(f"event: endpoint\ndata: /messages?sessionId={session}\n\n".encode())
-        while True:
-            answer = await queue.get()
+        while answer := await queue.get():
             await response.write(f"event: message\ndata: {json.dumps(answer)}\n\n".encode())
+        return response
 
     async def legacy_post(self, request: web.Request) -> web.Response:
         session = request.query.get("sessionId", "")

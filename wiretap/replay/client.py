@@ -461,6 +461,8 @@ async def replay_stdio(script: Script, server: list[str], options: ClientOptions
 # -- HTTP ----------------------------------------------------------------------------------------------
 
 SESSION = "mcp-session-id"
+RESUMPTIONS = 5
+"""How many times a stream cut short is resumed before the response counts as missing."""
 CONNECT_TIMEOUT = 5.0
 """How long a live server may take to accept a connection before the replay gives up on it."""
 _NOT_REPLAYED = frozenset(
@@ -536,7 +538,9 @@ class HttpLink:
             async with self.http.request(method, self._url(item), data=body, headers=self._headers(item)) as response:
                 live_session = response.headers.get(SESSION)
                 self._learn_session(item, live_session)
-                await self._read(response, item.exchange)
+                resume = await self._read(response, item.exchange)
+            if item.exchange is not None:
+                await self._resume(item, item.exchange, resume)
         except aiohttp.ClientConnectorError as exc:
             self.driver.lost(f"cannot connect to {self.base}: {exc.os_error.strerror or exc.os_error}")
         except (OSError, aiohttp.ClientError) as exc:
@@ -559,20 +563,42 @@ class HttpLink:
                 return shape
         return None
 
-    async def _read(self, response: Any, exchange: Exchange | None) -> None:
+    async def _resume(self, item: ClientItem, exchange: Exchange, resume: tuple[str, int | None] | None) -> None:
+        """A stream that ended before its response is resumed with GET and ``Last-Event-ID`` (SEP-1699),
+        after the ``retry`` the server asked for, as an SDK client does."""
+        for _ in range(RESUMPTIONS):
+            future = self.driver.waiting.get(self.driver._key(exchange))
+            if resume is None or future is None or future.done():
+                return
+            last_id, retry = resume
+            await asyncio.sleep(self.driver.options.pace.live((retry or 0) / 1000))
+            headers = {"accept": "text/event-stream", "last-event-id": last_id}
+            session = self._live_session((item.http.request_headers if item.http else {}).get(SESSION), True)
+            if session:
+                headers[SESSION] = session
+            async with self.http.get(self._url(item), headers=headers) as response:
+                if response.status != 200:
+                    return
+                resume = await self._read(response, exchange) or resume
+
+    async def _read(self, response: Any, exchange: Exchange | None) -> tuple[str, int | None] | None:
+        """Deliver what the response carried; for an event stream, the last event id and retry seen."""
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "text/event-stream":
             from wiretap.sse import SSEDecoder
 
             decoder = SSEDecoder()
+            last_id: str | None = None
+            retry: int | None = None
             async for chunk in response.content.iter_any():
-                for event in decoder.feed(chunk):
-                    if event.data is not None:
+                for event in [*decoder.feed(chunk)]:
+                    last_id, retry = event.id or last_id, event.retry if event.retry is not None else retry
+                    if event.data:
                         _deliver(event.data, self.driver, exchange)
             for event in decoder.close():
-                if event.data is not None:
+                if event.data:
                     _deliver(event.data, self.driver, exchange)
-            return
+            return None if last_id is None else (last_id, retry)
         data = await response.read()
         if exchange is not None and exchange.rest is not None:
             try:
@@ -582,6 +608,7 @@ class HttpLink:
             self.driver.received(parsed if isinstance(parsed, dict) else {"body": parsed}, exchange)
         elif data.strip():
             _deliver(data, self.driver, exchange)
+        return None
 
     async def _stream(self, shape: HttpShape, session: str) -> None:
         headers = {k: str(v) for k, v in shape.request_headers.items() if k not in _NOT_REPLAYED}

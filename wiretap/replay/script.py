@@ -83,6 +83,10 @@ class Step:
     """For a request to the client (elicitation, roots, sampling): how the client answered."""
     reply: bool = False
     """Whether it answers the exchange's request: a JSON-RPC response, or an A2A REST response body."""
+    ex: int | None = None
+    """The HTTP exchange whose body carried it (None on stdio)."""
+    close: bool = False
+    """The server ended that exchange's event stream here (before the response: the client resumes)."""
 
     @property
     def asks_client(self) -> bool:
@@ -99,6 +103,13 @@ class HttpShape:
     request_headers: dict[str, Any]
     status: int | None = None
     response_headers: dict[str, Any] = field(default_factory=dict)
+    ex: int | None = None
+
+    @property
+    def resumes(self) -> str | None:
+        """The ``Last-Event-ID`` a GET resumed an event stream after (SEP-1699)."""
+        value = self.request_headers.get("last-event-id")
+        return value if isinstance(value, str) and value else None
 
     @property
     def event_stream(self) -> bool:
@@ -237,6 +248,9 @@ class _Loader:
         self.last_sent: tuple[str, int] | None = None
         self.last_sent_t = 0.0
         self.streaming: set[int] = set()
+        self.event_owner: dict[str, Exchange] = {}
+        """Event id → the exchange whose stream sent it (a GET resuming after it continues that one)."""
+        self.resumed: dict[int, Exchange] = {}
 
     def feed(self, event: Event) -> None:
         kind, t = event.get("kind"), float(event["t"])
@@ -247,10 +261,13 @@ class _Loader:
                 self._rest(t, event, ex)
                 return
             if "raw" in event and event.get("dir") == Direction.S2C.value:
-                self._server_did(Step(t, raw=str(event["raw"])), ex)
+                self._server_did(Step(t, raw=str(event["raw"]), sse=_dict(event.get("sse")) or None, ex=ex), ex)
             for item in body if isinstance(body, list) else [body]:
                 if isinstance(item, dict):
                     self._message(t, str(event.get("dir")), item, ex, event.get("sse"))
+        elif kind == Kind.SSE and event.get("dir") == Direction.S2C.value:
+            fields: dict[str, Any] = {k: event[k] for k in ("event", "id", "retry") if k in event}
+            self._server_did(Step(t, sse=fields, ex=ex), ex)  # no data: a priming event, a retry
         elif kind == Kind.STDERR:
             self._server_did(Step(t, stderr=str(event.get("text", ""))), None)
         elif kind == Kind.LISTEN:
@@ -259,9 +276,13 @@ class _Loader:
             self.script.client_eof = t
         elif kind == Kind.HTTP_REQUEST and ex is not None:
             shape = HttpShape(
-                str(event.get("method")), str(event.get("path")), event.get("query"), _dict(event.get("headers"))
+                str(event.get("method")), str(event.get("path")), event.get("query"), _dict(event.get("headers")), ex=ex
             )
             self.http[ex] = shape
+            resumed = self.event_owner.get(shape.resumes or "") if shape.method == "GET" else None
+            if resumed is not None:  # what this stream carries continues that exchange
+                self.by_ex[ex] = resumed
+                self.resumed[ex] = resumed
             if shape.method == "GET" and shape.path not in CARD_PATHS and rest_operation("GET", shape.path) is None:
                 self.script.streams.append(shape)
             self.script.ends_session |= shape.method == "DELETE"
@@ -269,9 +290,22 @@ class _Loader:
             self.http[ex].status = int(event.get("status", 0)) or None
             self.http[ex].response_headers = _dict(event.get("headers"))
         elif kind == Kind.HTTP_END and ex is not None:
+            self._stream_ended(ex, t)
             self._end_of_exchange(ex)
 
     # -- messages ----------------------------------------------------------------------------------
+
+    def _stream_ended(self, ex: int, t: float) -> None:
+        """An exchange's own stream ended before its response, or a resumed one ended: the replay ends
+        the live stream there too."""
+        exchange = self.by_ex.get(ex)
+        if exchange is None:
+            return
+        own_stream_cut = (
+            exchange.ex == ex and exchange.response is None and bool(exchange.http and exchange.http.event_stream)
+        )
+        if own_stream_cut or ex in self.resumed:
+            exchange.steps.append(Step(t, ex=ex, close=True))
 
     def _message(self, t: float, direction: str, message: Json, ex: int | None, sse: Any) -> None:
         if direction == Direction.C2S.value:
@@ -281,7 +315,7 @@ class _Loader:
         if shape is not None and shape.method == "GET" and shape.path in CARD_PATHS:
             self.script.agent_card = message
             return
-        step = Step(t, message=message, sse=_dict(sse) or None, reply=is_response(message))
+        step = Step(t, message=message, sse=_dict(sse) or None, reply=is_response(message), ex=ex)
         if step.reply:
             self._server_answered(step, ex, streamed=sse is not None)
             return
@@ -321,6 +355,7 @@ class _Loader:
             if exchange is None or exchange.response is None:
                 return  # a response to nothing we saw
         exchange.steps.append(step)
+        self._owns_event(step, exchange)
         if exchange.response is None:
             exchange.response, exchange.response_t = step.message, step.t
         # An event stream may answer a request many times (A2A streaming): it stays open to the end of
@@ -334,8 +369,14 @@ class _Loader:
         owner = self._owner(step, ex)
         if owner is not None:
             owner.steps.append(step)
+            self._owns_event(step, owner)
         elif ex is None or self.http.get(ex, HttpShape("GET", "", None, {})).method == "GET":
             self.script.unprompted.append(Unprompted(step, self.last_sent, self.last_sent_t))
+
+    def _owns_event(self, step: Step, exchange: Exchange) -> None:
+        event_id = (step.sse or {}).get("id")
+        if isinstance(event_id, str) and event_id:
+            self.event_owner[event_id] = exchange
 
     def _owner(self, step: Step, ex: int | None) -> Exchange | None:
         if ex is not None:
