@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +19,9 @@ from wiretap.replay.cli import replay
 from wiretap.sessions import NotASession, is_session, open_session, recent_sessions
 from wiretap.show import show as show_timeline
 from wiretap.transports.process import exit_like
+
+if TYPE_CHECKING:
+    from wiretap.checking import Judged
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -148,7 +152,8 @@ def show(
     show_default=True,
     help="Rich tables, JSON for CI, Markdown for an issue or a post, or one self-contained HTML page.",
 )
-def report(recording: Path, fmt: str) -> None:
+@click.option("--summary", is_flag=True, help="Also append the markdown report to $GITHUB_STEP_SUMMARY.")
+def report(recording: Path, fmt: str, summary: bool) -> None:
     """Measure a recording (or a session folder): poll intervals, cancel on exit, open questions, findings."""
     import json
 
@@ -186,6 +191,23 @@ def report(recording: Path, fmt: str) -> None:
                 render_text(result, console)
     except BrokenPipeError:
         quiet_broken_pipe()
+    if summary:
+        _report_summary(results)
+
+
+def _report_summary(results: list[dict[str, object]]) -> None:
+    import io
+
+    from wiretap import ci
+    from wiretap.render.report import render_markdown
+
+    text = io.StringIO()
+    for result in results:
+        render_markdown(result, text)
+    try:
+        ci.append_step_summary(text.getvalue())
+    except OSError as exc:
+        raise click.ClickException(f"{exc.filename}: {exc.strerror or exc}") from None
 
 
 @cli.command()
@@ -198,7 +220,9 @@ def report(recording: Path, fmt: str) -> None:
     type=click.Path(path_type=Path, dir_okay=False),
     help="The expectations (YAML; see recordings/*.expect.yaml).",
 )
-def check(recording: Path, expectations: Path) -> None:
+@click.option("--junit-xml", type=click.Path(path_type=Path, dir_okay=False), help="Also write JUnit XML here.")
+@click.option("--summary", is_flag=True, help="Append markdown to $GITHUB_STEP_SUMMARY (GitHub Actions).")
+def check(recording: Path, expectations: Path, junit_xml: Path | None, summary: bool) -> None:
     """Check a recording (or session folder) against expectations; exit 1 if any fails, 2 on a bad file."""
     from wiretap.checking import check as run_checks
     from wiretap.checking import load_expectations
@@ -221,7 +245,20 @@ def check(recording: Path, expectations: Path) -> None:
         for line in [] if j.outcome.ok else j.outcome.evidence:
             click.echo(f"       {line}")
     click.echo(f"{len(judged) - len(failed)} of {len(judged)} expectations hold")
+    _ci_outputs(judged, expectations, junit_xml, summary)
     sys.exit(1 if failed else 0)
+
+
+def _ci_outputs(judged: list[Judged], expectations: Path, junit_xml: Path | None, summary: bool) -> None:
+    from wiretap import ci
+
+    try:
+        if junit_xml is not None:
+            junit_xml.write_bytes(ci.junit_xml(judged, expectations))
+        if summary:
+            ci.append_step_summary(ci.check_markdown(judged, expectations))
+    except OSError as exc:
+        raise click.ClickException(f"{exc.filename or junit_xml}: {exc.strerror or exc}") from None
 
 
 @cli.command()
