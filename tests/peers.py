@@ -26,6 +26,7 @@ A2A_SDK = ["a2a-sdk[http-server]==1.3.0", "uvicorn"]
 MITMPROXY = ["mitmproxy==11.0.2"]
 CLAUDE_CODE = ["@anthropic-ai/claude-code@2.1.332"]
 SERVER_EVERYTHING = ["@modelcontextprotocol/server-everything@2026.8.31"]
+INSPECTOR = ["@modelcontextprotocol/inspector@2.12.0"]
 
 
 @contextmanager
@@ -98,6 +99,11 @@ def server_everything() -> Path:
     return npm_peer("server-everything-2026.8.31", SERVER_EVERYTHING) / ".bin" / "mcp-server-everything"
 
 
+def inspector() -> Path:
+    """The MCP Inspector CLI's executable (npm): ``mcp-inspector --cli ...``."""
+    return npm_peer("inspector-2.12.0", INSPECTOR) / ".bin" / "mcp-inspector"
+
+
 def claude_code() -> Path:
     """The native Claude Code binary (npm does not run its postinstall here, and need not)."""
     modules = npm_peer("claude-code-2.1.332", CLAUDE_CODE)
@@ -114,5 +120,6 @@ if __name__ == "__main__":
         a2a_sdk,
         mitmproxy,
         server_everything,
+        inspector,
     ):
         print(build())

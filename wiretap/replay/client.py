@@ -262,13 +262,19 @@ class Driver:
                     heapq.heappush(ends, (ended, exchange.number, exchange))
             await link.send(item, message)
             prev_recorded, prev_live = item.t, self.now()
+        eof = self.script.client_eof
+        # What the recorded server answered only once the client had closed its end (a 2026-07-28
+        # ``subscriptions/listen``) is waited for after closing it here too.
+        after_eof = [e for e in sent if eof is not None and e.response_t is not None and e.response_t > eof]
         for exchange in sent:
-            if exchange.response is not None:
+            if exchange.response is not None and exchange not in after_eof:
                 await self._response(exchange)
-        if self.script.client_eof is not None:
-            await _until(prev_live + pace.live(self.script.client_eof - prev_recorded), self.now)
+        if eof is not None:
+            await _until(prev_live + pace.live(eof - prev_recorded), self.now)
         await asyncio.gather(*self._answering, return_exceptions=True)
         await link.close()
+        for exchange in after_eof:
+            await self._response(exchange)
         return ClientResult([self._compare(e) for e in sent if e.response is not None], self.unexpected)
 
     def ended(self, exchange: Exchange) -> None:
