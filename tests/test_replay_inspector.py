@@ -5,10 +5,13 @@ Streamable HTTP through ``wiretap proxy``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +100,55 @@ def test_the_inspector_over_streamable_http_gets_the_same_answers_from_the_repla
         again = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
     assert again.returncode == 0, again.stdout + again.stderr
     assert " 0 differ" in again.stderr
+
+
+# -- the TypeScript SDK's reference server (server-everything 2026.8.31, TS SDK 1.32.2) -------------------
+
+EVERYTHING_CALLS = [
+    ("--method", "tools/list"),
+    ("--method", "tools/call", "--tool-name", "get-sum", "--tool-arg", "a=2", "b=40"),
+]
+
+
+@contextlib.contextmanager
+def everything_sse(binary: Path, root: Path) -> Iterator[str]:
+    """server-everything on the legacy HTTP+SSE transport (2024-11-05), bound to loopback: its /sse URL."""
+    from test_real_mcp_http import PRELOAD
+    from test_real_mcp_http import serving as serving_node
+
+    listen = root / f"listen-{time.monotonic_ns()}.jsonl"
+    env = os.environ | {"NODE_OPTIONS": f"--require={PRELOAD}", "WIRETAP_PRELOAD_LISTEN": str(listen), "PORT": "0"}
+    with serving_node([str(binary), "sse"], root / "everything.err", env) as proc:
+        deadline = time.monotonic() + 30
+        while not (listen.exists() and listen.read_text()) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert listen.exists() and listen.read_text(), (root / "everything.err").read_text()
+        yield f"http://127.0.0.1:{json.loads(listen.read_text().splitlines()[0])['port']}/sse"
+
+
+def test_the_inspector_and_the_typescript_sdk_server_over_legacy_http_sse_replay_both_ways(
+    inspector: Path, server_everything_bin: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "sse.jsonl"
+    with everything_sse(server_everything_bin, tmp_path) as upstream, running_proxy(upstream, path) as proxy:
+        recorded = [inspect_sse(inspector, tmp_path, proxy.url, call) for call in EVERYTHING_CALLS]
+    assert recorded[1]["result"]["content"][0]["text"] == "The sum of 2 and 40 is 42."
+    summary = tmp_path / "summary.json"
+    with serving([*replay_as_server(path, summary), "--listen", "127.0.0.1:0"], tmp_path) as url:
+        assert url.endswith("/sse")
+        replayed = [inspect_sse(inspector, tmp_path, url, call) for call in EVERYTHING_CALLS]
+    assert replayed == recorded
+    assert json.loads(summary.read_text())["misses"] == []
+    with everything_sse(server_everything_bin, tmp_path) as upstream:
+        command = [*WIRETAP, "replay", str(path), "--as", "client", "--upstream", upstream, "--pace", "fast"]
+        again = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert " 0 differ" in again.stderr
+
+
+def inspect_sse(inspector: Path, home: Path, url: str, call: tuple[str, ...]) -> Any:
+    env = {**os.environ, "HOME": str(home), "MCP_CATALOG_PATH": str(home / "catalog")}
+    command = [str(inspector), "--cli", "--format", "json", "--server-url", url, "--transport", "sse", *call]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=home)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return json.loads(done.stdout)

@@ -24,7 +24,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import aiohttp
 
@@ -476,6 +476,18 @@ _NOT_REPLAYED = frozenset(
 )
 
 
+def _legacy_streams(script: Script) -> dict[str, HttpShape]:
+    shapes = {shape.ex: shape for shape in script.streams}
+    out = {}
+    for item in script.unprompted:
+        step = item.step
+        if (step.sse or {}).get("event") == "endpoint" and step.raw and step.ex in shapes:
+            session = parse_qs(urlsplit(step.raw).query).get("sessionId", [None])[0]
+            if session:
+                out[session] = shapes[step.ex]
+    return out
+
+
 class HttpLink:
     """POSTs (and A2A REST calls) to a live HTTP server, with the session id it hands out."""
 
@@ -493,6 +505,9 @@ class HttpLink:
         self.streams: set[asyncio.Task[None]] = set()
         """GET event streams."""
         self.streams_opened: set[str] = set()
+        self.legacy_streams = _legacy_streams(script)
+        """Recorded legacy session id → the GET stream that handed out its endpoint."""
+        self.endpoints: dict[int | None, asyncio.Future[str]] = {}
 
     def _url(self, item: ClientItem) -> str:
         if item.http is None:
@@ -541,7 +556,8 @@ class HttpLink:
         body = dumps(message).encode() if (item.rest is None or message) else None
         live_session = None
         try:
-            async with self.http.request(method, self._url(item), data=body, headers=self._headers(item)) as response:
+            url = await self._legacy_url(item) or self._url(item)
+            async with self.http.request(method, url, data=body, headers=self._headers(item)) as response:
                 live_session = response.headers.get(SESSION)
                 self._learn_session(item, live_session)
                 resume = await self._read(response, item.exchange)
@@ -587,7 +603,9 @@ class HttpLink:
                     return
                 resume = await self._read(response, exchange) or resume
 
-    async def _read(self, response: Any, exchange: Exchange | None) -> tuple[str, int | None] | None:
+    async def _read(
+        self, response: Any, exchange: Exchange | None, endpoint: asyncio.Future[str] | None = None
+    ) -> tuple[str, int | None] | None:
         """Deliver what the response carried; for an event stream, the last event id and retry seen."""
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "text/event-stream":
@@ -599,7 +617,9 @@ class HttpLink:
             async for chunk in response.content.iter_any():
                 for event in [*decoder.feed(chunk)]:
                     last_id, retry = event.id or last_id, event.retry if event.retry is not None else retry
-                    if event.data:
+                    if event.event == "endpoint" and event.data and endpoint is not None and not endpoint.done():
+                        endpoint.set_result(event.data.decode("utf-8", errors="replace").strip())
+                    elif event.data:
                         _deliver(event.data, self.driver, exchange)
             for event in decoder.close():
                 if event.data:
@@ -615,6 +635,26 @@ class HttpLink:
         elif data.strip():
             _deliver(data, self.driver, exchange)
         return None
+
+    async def _legacy_url(self, item: ClientItem) -> str | None:
+        """Legacy HTTP+SSE (2024-11-05): a POST to a recorded session's endpoint goes to the endpoint the
+        live server gave on the GET stream standing for that session's (opened first, as a client does)."""
+        recorded = parse_qs((item.http.query or "") if item.http else "").get("sessionId", [None])[0]
+        shape = self.legacy_streams.get(recorded or "")
+        if shape is None:
+            return None
+        endpoint = self.endpoints.get(shape.ex)
+        if endpoint is None:
+            endpoint = self.endpoints[shape.ex] = asyncio.get_running_loop().create_future()
+            task = asyncio.create_task(self._legacy_stream(shape, endpoint))
+            self.streams.add(task)
+        return urljoin(f"{self.origin}{shape.path}", await asyncio.wait_for(endpoint, CONNECT_TIMEOUT * 6))
+
+    async def _legacy_stream(self, shape: HttpShape, endpoint: asyncio.Future[str]) -> None:
+        headers = {k: str(v) for k, v in shape.request_headers.items() if k not in _NOT_REPLAYED}
+        with contextlib.suppress(OSError, aiohttp.ClientError):
+            async with self.http.get(f"{self.origin}{shape.path}", headers=headers) as response:
+                await self._read(response, None, endpoint)
 
     async def _stream(self, shape: HttpShape, session: str) -> None:
         headers = {k: str(v) for k, v in shape.request_headers.items() if k not in _NOT_REPLAYED}

@@ -107,31 +107,42 @@ class Collected:
 
 
 class Streams:
-    """The Outlet for unprompted messages: the latest GET stream; held until one is open."""
+    """The Outlet for what came on GET event streams: the n-th recorded GET stream is the n-th live one
+    (a recording may hold several legacy sessions, each with its stream); held until it is open. What
+    names no recorded stream goes to the latest one; a stream the client left, to the latest open."""
 
-    def __init__(self) -> None:
+    def __init__(self, recorded: list[int | None] | None = None) -> None:
+        self.order = {ex: n for n, ex in enumerate(recorded or []) if ex is not None}
         self.open: list[EventStream] = []
-        self.held: list[tuple[Step, Json | None]] = []
+        self.held: dict[int | None, list[tuple[Step, Json | None]]] = {}
 
     async def send(self, step: Step, message: Json | None) -> None:
-        while self.open and self.open[-1].closed:
-            self.open.pop()
-        if not self.open:
-            self.held.append((step, message))
+        index = self.order.get(step.ex) if step.ex is not None else None
+        if index is None and not [s for s in self.open if not s.closed]:
+            self.held.setdefault(None, []).append((step, message))
             return
-        await self.open[-1].send(step, message)
+        if index is not None and index >= len(self.open):
+            self.held.setdefault(index, []).append((step, message))
+            return
+        stream = self.open[index] if index is not None else self.open[-1]
+        if stream.closed:
+            live = [s for s in self.open if not s.closed]
+            if not live:
+                return
+            stream = live[-1]
+        await stream.send(step, message)
 
     async def attach(self, stream: EventStream) -> None:
         self.open.append(stream)
-        held, self.held = self.held, []
-        for step, message in held:
+        held = self.held.pop(len(self.open) - 1, []) + self.held.pop(None, [])
+        for step, message in sorted(held, key=lambda item: item[0].t):
             await stream.send(step, message)
 
 
 class ReplayServer:
     def __init__(self, player: Player) -> None:
         self.player = player
-        self.streams = Streams()
+        self.streams = Streams([shape.ex for shape in player.script.streams if shape.resumes is None])
         self.stopping = asyncio.Event()
         self.resumed: dict[str, asyncio.Future[EventStream]] = {}
         """Last-Event-ID → the live GET stream that resumed after it."""
