@@ -8,6 +8,7 @@ The same recording is fed to the report's analyses, so that task states come fro
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -62,7 +63,7 @@ def progress_token(message: Json) -> Any:
     return params.get("progressToken", _dict(params.get("_meta")).get("progressToken"))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ClientAnswer:
     """The client's recorded response to a request the server sent it."""
 
@@ -70,7 +71,7 @@ class ClientAnswer:
     message: Json
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Step:
     """One thing the server did: a message, a non-JSON stdout frame, or a line of stderr."""
 
@@ -93,7 +94,7 @@ class Step:
         return self.message is not None and is_request(self.message)
 
 
-@dataclass
+@dataclass(slots=True)
 class HttpShape:
     """How an exchange travelled over HTTP."""
 
@@ -117,7 +118,7 @@ class HttpShape:
         return content_type.split(";")[0].strip().lower() == "text/event-stream"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Exchange:
     """A request the client sent and everything the server sent for it, the response last."""
 
@@ -155,7 +156,7 @@ def poll_task_key(method: str, params: dict[str, Any]) -> str | None:
     return f"mcp:{params['taskId']}" if params.get("taskId") not in (None, "") else None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Unprompted:
     """Something the server did with no request open."""
 
@@ -167,7 +168,7 @@ class Unprompted:
     """When that message was sent (0 if none)."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ClientItem:
     """One message the client sent, in order; a response answers a request the server sent."""
 
@@ -446,6 +447,18 @@ def _mentions(value: Any, text: str) -> bool:
 
 def load_script(path: Path, volatile: Volatile | None = None) -> Script:
     """Read a recording into a script. Raises NotARecording, UnsupportedFormat or OSError."""
+    # Loading allocates millions of objects that all live on: the cyclic collector would walk the
+    # growing heap again and again for nothing (it halves the start of a large replay).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(path, volatile)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _load(path: Path, volatile: Volatile | None) -> Script:
     analysis = Analysis()
     with open_recording(path) as reader:
         script = Script(path, reader.header)
