@@ -1,7 +1,8 @@
 """The MCP Inspector CLI 2.12.0 (npm) as a real client: recorded through wiretap against the real MCP
 Python SDK server, replayed as the server to the same Inspector, and replayed as the client to the
 real server: the same answers, no misses, no differences. Over stdio in both protocol eras, and over
-Streamable HTTP through ``wiretap proxy``."""
+Streamable HTTP through ``wiretap proxy``; and against the TypeScript SDK's reference server
+(server-everything, SDK 1.32.2) over legacy HTTP+SSE and Streamable HTTP."""
 
 from __future__ import annotations
 
@@ -111,44 +112,48 @@ EVERYTHING_CALLS = [
 
 
 @contextlib.contextmanager
-def everything_sse(binary: Path, root: Path) -> Iterator[str]:
-    """server-everything on the legacy HTTP+SSE transport (2024-11-05), bound to loopback: its /sse URL."""
+def everything(binary: Path, root: Path, mode: str) -> Iterator[str]:
+    """server-everything on ``sse`` (legacy HTTP+SSE, 2024-11-05) or ``streamableHttp``, bound to
+    loopback: its URL."""
     from test_real_mcp_http import PRELOAD
     from test_real_mcp_http import serving as serving_node
 
     listen = root / f"listen-{time.monotonic_ns()}.jsonl"
     env = os.environ | {"NODE_OPTIONS": f"--require={PRELOAD}", "WIRETAP_PRELOAD_LISTEN": str(listen), "PORT": "0"}
-    with serving_node([str(binary), "sse"], root / "everything.err", env) as proc:
+    with serving_node([str(binary), mode], root / "everything.err", env) as proc:
         deadline = time.monotonic() + 30
         while not (listen.exists() and listen.read_text()) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert listen.exists() and listen.read_text(), (root / "everything.err").read_text()
-        yield f"http://127.0.0.1:{json.loads(listen.read_text().splitlines()[0])['port']}/sse"
+        path = "/sse" if mode == "sse" else "/mcp"
+        yield f"http://127.0.0.1:{json.loads(listen.read_text().splitlines()[0])['port']}{path}"
 
 
-def test_the_inspector_and_the_typescript_sdk_server_over_legacy_http_sse_replay_both_ways(
-    inspector: Path, server_everything_bin: Path, tmp_path: Path
+@pytest.mark.parametrize(("mode", "transport"), [("sse", "sse"), ("streamableHttp", "http")])
+def test_the_inspector_and_the_typescript_sdk_server_over_http_replay_both_ways(
+    inspector: Path, server_everything_bin: Path, tmp_path: Path, mode: str, transport: str
 ) -> None:
-    path = tmp_path / "sse.jsonl"
-    with everything_sse(server_everything_bin, tmp_path) as upstream, running_proxy(upstream, path) as proxy:
-        recorded = [inspect_sse(inspector, tmp_path, proxy.url, call) for call in EVERYTHING_CALLS]
+    """Legacy HTTP+SSE and Streamable HTTP, the TypeScript SDK 1.32.2 on the server side."""
+    path = tmp_path / "http.jsonl"
+    with everything(server_everything_bin, tmp_path, mode) as upstream, running_proxy(upstream, path) as proxy:
+        recorded = [inspect_http(inspector, tmp_path, proxy.url, transport, call) for call in EVERYTHING_CALLS]
     assert recorded[1]["result"]["content"][0]["text"] == "The sum of 2 and 40 is 42."
     summary = tmp_path / "summary.json"
     with serving([*replay_as_server(path, summary), "--listen", "127.0.0.1:0"], tmp_path) as url:
-        assert url.endswith("/sse")
-        replayed = [inspect_sse(inspector, tmp_path, url, call) for call in EVERYTHING_CALLS]
+        assert url.endswith("/sse" if mode == "sse" else "/mcp")
+        replayed = [inspect_http(inspector, tmp_path, url, transport, call) for call in EVERYTHING_CALLS]
     assert replayed == recorded
     assert json.loads(summary.read_text())["misses"] == []
-    with everything_sse(server_everything_bin, tmp_path) as upstream:
+    with everything(server_everything_bin, tmp_path, mode) as upstream:
         command = [*WIRETAP, "replay", str(path), "--as", "client", "--upstream", upstream, "--pace", "fast"]
         again = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
     assert again.returncode == 0, again.stdout + again.stderr
     assert " 0 differ" in again.stderr
 
 
-def inspect_sse(inspector: Path, home: Path, url: str, call: tuple[str, ...]) -> Any:
+def inspect_http(inspector: Path, home: Path, url: str, transport: str, call: tuple[str, ...]) -> Any:
     env = {**os.environ, "HOME": str(home), "MCP_CATALOG_PATH": str(home / "catalog")}
-    command = [str(inspector), "--cli", "--format", "json", "--server-url", url, "--transport", "sse", *call]
+    command = [str(inspector), "--cli", "--format", "json", "--server-url", url, "--transport", transport, *call]
     done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=home)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return json.loads(done.stdout)

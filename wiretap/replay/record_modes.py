@@ -148,6 +148,7 @@ class Wiretap:
         for use in self.uses:
             if use.proc is not None:
                 _stop(use.proc)
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def _serving(command: list[str]) -> subprocess.Popen[str]:
