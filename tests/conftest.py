@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pytester"]  # tests/test_record_modes.py runs sample projects
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 

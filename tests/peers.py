@@ -30,6 +30,7 @@ SERVER_EVERYTHING = ["@modelcontextprotocol/server-everything@2026.8.31"]
 CLAUDE_CODE_OLD = ["@anthropic-ai/claude-code@2.1.197"]
 CODEX = ["@openai/codex@0.171.0"]
 GEMINI_CLI = ["@google/gemini-cli@0.61.0"]
+INSPECTOR = ["@modelcontextprotocol/inspector@2.12.0"]
 
 
 @contextmanager
@@ -107,6 +108,11 @@ def phoenix() -> Path:
     return python_peer("arize-phoenix-20.26.1", PHOENIX).parent / "phoenix"
 
 
+def inspector() -> Path:
+    """The MCP Inspector CLI's executable (npm): ``mcp-inspector --cli ...``."""
+    return npm_peer("inspector-2.12.0", INSPECTOR) / ".bin" / "mcp-inspector"
+
+
 def claude_code() -> Path:
     """The native Claude Code binary (npm does not run its postinstall here, and need not)."""
     modules = npm_peer("claude-code-2.1.332", CLAUDE_CODE)
@@ -140,5 +146,6 @@ if __name__ == "__main__":
         server_everything,
         codex,
         gemini_cli,
+        inspector,
     ):
         print(build())

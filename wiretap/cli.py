@@ -13,6 +13,7 @@ import click
 from wiretap import __version__
 from wiretap.errors import ExitStatus, user_error
 from wiretap.export.command import export
+from wiretap.files import write_private
 from wiretap.http.guard_options import guard_options, guard_settings
 from wiretap.otel.command import otel
 from wiretap.otel.live import follow_recording, follow_session, otlp_done, otlp_options
@@ -28,6 +29,8 @@ from wiretap.ui.command import ui
 from wiretap.wrap.folders import is_session, open_session, recent_sessions
 
 if TYPE_CHECKING:
+    from wiretap.analysis.model import Report
+    from wiretap.judge.check import Judged
     from wiretap.judge.profiles import Source
 
 
@@ -237,7 +240,8 @@ def show(
     help="Rich tables, JSON for CI, Markdown for an issue or a post, or one self-contained HTML page.",
 )
 @click.option("--server", help="For a session folder: only this server (default: every server, on one clock).")
-def report(recording: Path, fmt: str, server: str | None) -> None:
+@click.option("--summary", is_flag=True, help="Also append the markdown report to $GITHUB_STEP_SUMMARY.")
+def report(recording: Path, fmt: str, server: str | None, summary: bool) -> None:
     """Measure a recording (or a session folder): poll intervals, cancel on exit, open questions, findings."""
     from wiretap.render.report_output import load_report, write_report
 
@@ -246,6 +250,19 @@ def report(recording: Path, fmt: str, server: str | None) -> None:
         write_report(result, fmt, sys.stdout)
     except BrokenPipeError:
         quiet_broken_pipe()
+    if summary:
+        _report_summary(result)
+
+
+def _report_summary(result: Report) -> None:
+    import io
+
+    from wiretap.render import ci
+    from wiretap.render.report_text import render_markdown
+
+    text = io.StringIO()
+    render_markdown(result, text)
+    ci.append_step_summary(text.getvalue())
 
 
 @cli.command()
@@ -258,7 +275,9 @@ def report(recording: Path, fmt: str, server: str | None) -> None:
     type=click.Path(path_type=Path, dir_okay=False, readable=False),
     help="The expectations (YAML; see recordings/*.expect.yaml).",
 )
-def check(recording: Path, expectations: Path) -> None:
+@click.option("--junit-xml", type=click.Path(path_type=Path, dir_okay=False), help="Also write JUnit XML here.")
+@click.option("--summary", is_flag=True, help="Append markdown to $GITHUB_STEP_SUMMARY (GitHub Actions).")
+def check(recording: Path, expectations: Path, junit_xml: Path | None, summary: bool) -> None:
     """Check a recording (or session folder) against expectations; exit 1 if any fails, 2 on a bad file."""
     from wiretap.judge.check import check as run_checks
     from wiretap.judge.check import load_expectations
@@ -272,7 +291,17 @@ def check(recording: Path, expectations: Path) -> None:
         for line in [] if j.outcome.ok else j.outcome.evidence:
             click.echo(f"       {line}")
     click.echo(f"{len(judged) - len(failed)} of {len(judged)} expectations hold")
+    _ci_outputs(judged, expectations, junit_xml, summary)
     sys.exit(1 if failed else 0)
+
+
+def _ci_outputs(judged: list[Judged], expectations: Path, junit_xml: Path | None, summary: bool) -> None:
+    from wiretap.render import ci
+
+    if junit_xml is not None:
+        write_private(junit_xml, ci.junit_xml(judged, expectations))
+    if summary:
+        ci.append_step_summary(ci.check_markdown(judged, expectations))
 
 
 @cli.command()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import json
 import signal
 import sys
@@ -23,7 +24,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
+
+import aiohttp
 
 from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request, failures
 from wiretap.replay.pace import RECORDED, Pace
@@ -32,6 +35,7 @@ from wiretap.replay.script import (
     POLL_METHODS,
     ClientItem,
     Exchange,
+    HttpShape,
     Json,
     Script,
     Step,
@@ -53,6 +57,12 @@ def made_up(key: str | None) -> bool:
     return key is not None and (key == "id" or key.endswith(("Id", "_id")))
 
 
+class Unreachable(Exception):
+    """The live server could not be reached (nothing listens, it does not answer) or started."""
+
+
+UNREACHABLE_STATUS = 3
+"""``replay --as client`` exits 3 when the live server cannot be reached or started (1: it differs)."""
 NO_ANSWER_CODE = -32601
 STOP_GRACE = 5.0
 
@@ -94,6 +104,8 @@ class ClientResult:
     """Requests from the live server that the recording could not answer."""
     recording: Path | None = None
     server_status: int | None = None
+    unreachable: str | None = None
+    """Why the live server could not be reached or started (nothing was compared)."""
 
     @property
     def differing(self) -> list[Compared]:
@@ -101,6 +113,8 @@ class ClientResult:
 
     @property
     def exit_status(self) -> int:
+        if self.unreachable is not None:
+            return UNREACHABLE_STATUS
         return 1 if self.differing or self.unexpected else 0
 
     def summary(self) -> dict[str, Any]:
@@ -119,6 +133,7 @@ class ClientResult:
             "unexpected": self.unexpected,
             "recording": None if self.recording is None else str(self.recording),
             "server_status": self.server_status,
+            "unreachable": self.unreachable,
         }
 
     def report(self, out: IO[str]) -> None:
@@ -188,6 +203,26 @@ class Driver:
         """The recorded server requests answered already (by id())."""
         self.link: Link | None = None
         self._answering: set[asyncio.Task[None]] = set()
+        self.gone: asyncio.Future[str] | None = None
+        """Set, with the reason, when the live server is found unreachable."""
+
+    def lost(self, reason: str) -> None:
+        """The live server cannot be reached: the run stops (see ``run_until_lost``)."""
+        if self.gone is not None and not self.gone.done():
+            self.gone.set_result(reason)
+
+    async def run_until_lost(self, link: Link) -> ClientResult:
+        """``run``, raising Unreachable as soon as the link finds the live server unreachable."""
+        self.gone = asyncio.get_running_loop().create_future()
+        running = asyncio.create_task(self.run(link))
+        waiting: list[asyncio.Future[Any]] = [running, self.gone]
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if self.gone.done():
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+            raise Unreachable(self.gone.result())
+        self.gone.cancel()
+        return running.result()
 
     def now(self) -> float:
         return float(self.clock())
@@ -199,33 +234,47 @@ class Driver:
         first_t = items[0].t if items else 0.0
         prev_recorded, prev_live = first_t, self.now()
         sent: list[Exchange] = []
+        # What the recorded client had seen before each message: responses and stream ends, by their
+        # recorded time (heaps: each is waited for once, so the run is linear in the recording).
+        responses: list[tuple[float, int, Exchange]] = []
+        ends: list[tuple[float, int, Exchange]] = []
         for item in items:
             base_recorded, base_live = prev_recorded, prev_live
-            for exchange in sent:
-                if exchange.response_t is None or exchange.response_t > item.t:
-                    continue
+            while responses and responses[0][0] <= item.t:
+                response_t, _, exchange = heapq.heappop(responses)
                 at = await self._response(exchange)
-                if at is not None and exchange.response_t >= base_recorded:
-                    base_recorded, base_live = exchange.response_t, at
-                ended = _stream_end(exchange)
-                if ended is not None and ended <= item.t:  # the recorded client had seen its event stream end
-                    await self._ended(exchange)
+                if at is not None and response_t >= base_recorded:
+                    base_recorded, base_live = response_t, at
+            while ends and ends[0][0] <= item.t:  # the recorded client had seen its event stream end
+                await self._ended(heapq.heappop(ends)[2])
             await _until(base_live + pace.live(item.t - base_recorded), self.now)
             message = swapped(item.message, self.swaps)
             if item.exchange is not None:
-                key = self._key(item.exchange)
+                exchange = item.exchange
+                key = self._key(exchange)
                 self.waiting[key] = loop.create_future()
-                self.sent[key] = item.exchange
-                sent.append(item.exchange)
+                self.sent[key] = exchange
+                sent.append(exchange)
+                if exchange.response_t is not None:
+                    heapq.heappush(responses, (exchange.response_t, exchange.number, exchange))
+                ended = _stream_end(exchange)
+                if ended is not None:
+                    heapq.heappush(ends, (ended, exchange.number, exchange))
             await link.send(item, message)
             prev_recorded, prev_live = item.t, self.now()
+        eof = self.script.client_eof
+        # What the recorded server answered only once the client had closed its end (a 2026-07-28
+        # ``subscriptions/listen``) is waited for after closing it here too.
+        after_eof = [e for e in sent if eof is not None and e.response_t is not None and e.response_t > eof]
         for exchange in sent:
-            if exchange.response is not None:
+            if exchange.response is not None and exchange not in after_eof:
                 await self._response(exchange)
-        if self.script.client_eof is not None:
-            await _until(prev_live + pace.live(self.script.client_eof - prev_recorded), self.now)
+        if eof is not None:
+            await _until(prev_live + pace.live(eof - prev_recorded), self.now)
         await asyncio.gather(*self._answering, return_exceptions=True)
         await link.close()
+        for exchange in after_eof:
+            await self._response(exchange)
         return ClientResult([self._compare(e) for e in sent if e.response is not None], self.unexpected)
 
     def ended(self, exchange: Exchange) -> None:
@@ -395,7 +444,12 @@ async def _stop(proc: asyncio.subprocess.Process, grace: float = STOP_GRACE) -> 
 
 async def replay_stdio(script: Script, server: list[str], options: ClientOptions) -> ClientResult:
     command = [*WIRETAP, "tap", "--out", str(options.out), "--", *server] if options.out is not None else server
-    proc = await asyncio.create_subprocess_exec(*command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
+    except OSError as exc:
+        raise Unreachable(f"cannot start {server[0]}: {exc.strerror or exc}") from None
     link = StdioLink(proc)
     driver = Driver(script, options)
     reader = asyncio.create_task(link.read(driver))
@@ -412,9 +466,26 @@ async def replay_stdio(script: Script, server: list[str], options: ClientOptions
 
 # -- HTTP ----------------------------------------------------------------------------------------------
 
+SESSION = "mcp-session-id"
+RESUMPTIONS = 5
+"""How many times a stream cut short is resumed before the response counts as missing."""
+CONNECT_TIMEOUT = 5.0
+"""How long a live server may take to accept a connection before the replay gives up on it."""
 _NOT_REPLAYED = frozenset(
     {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "accept-encoding", "mcp-session-id"}
 )
+
+
+def _legacy_streams(script: Script) -> dict[str, HttpShape]:
+    shapes = {shape.ex: shape for shape in script.streams}
+    out = {}
+    for item in script.unprompted:
+        step = item.step
+        if (step.sse or {}).get("event") == "endpoint" and step.raw and step.ex in shapes:
+            session = parse_qs(urlsplit(step.raw).query).get("sessionId", [None])[0]
+            if session:
+                out[session] = shapes[step.ex]
+    return out
 
 
 class HttpLink:
@@ -427,10 +498,16 @@ class HttpLink:
         self.driver = driver
         self.script = script
         self.session_id: str | None = None
+        """The live session id handed out last (for messages whose recorded session is unknown)."""
+        self.sessions: dict[str, str] = {}
+        """Recorded session id → the live one: each recorded client session runs as its own live one."""
         self.exchanges: set[asyncio.Task[None]] = set()
         self.streams: set[asyncio.Task[None]] = set()
         """GET event streams."""
-        self.stream_opened = False
+        self.streams_opened: set[str] = set()
+        self.legacy_streams = _legacy_streams(script)
+        """Recorded legacy session id → the GET stream that handed out its endpoint."""
+        self.endpoints: dict[int | None, asyncio.Future[str]] = {}
 
     def _url(self, item: ClientItem) -> str:
         if item.http is None:
@@ -447,9 +524,25 @@ class HttpLink:
         headers = {k: str(v) for k, v in recorded.items() if k not in _NOT_REPLAYED and not isinstance(v, list)}
         if item.http is None:
             headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-        if self.session_id:
-            headers["mcp-session-id"] = self.session_id
+        session = self._live_session(recorded.get(SESSION) if item.http is not None else None, item.http is None)
+        if session:
+            headers[SESSION] = session
         return headers
+
+    def _live_session(self, recorded: Any, unknown: bool) -> str | None:
+        """The live session for a recorded one; none for a message sent without one (an initialize)."""
+        if isinstance(recorded, str) and recorded in self.sessions:
+            return self.sessions[recorded]
+        return self.session_id if recorded or unknown else None
+
+    def _learn_session(self, item: ClientItem, live: str | None) -> None:
+        if not live:
+            return
+        recorded = item.exchange.http.response_headers.get(SESSION) if item.exchange and item.exchange.http else None
+        recorded = recorded or (item.http.request_headers.get(SESSION) if item.http is not None else None)
+        if isinstance(recorded, str) and recorded:
+            self.sessions.setdefault(recorded, live)
+        self.session_id = live
 
     async def send(self, item: ClientItem, message: Json) -> None:
         task = asyncio.create_task(self._exchange(item, message))
@@ -461,34 +554,77 @@ class HttpLink:
     async def _exchange(self, item: ClientItem, message: Json) -> None:
         method = item.http.method if item.http is not None and item.rest is not None else "POST"
         body = dumps(message).encode() if (item.rest is None or message) else None
+        live_session = None
         try:
-            async with self.http.request(method, self._url(item), data=body, headers=self._headers(item)) as response:
-                self.session_id = response.headers.get("mcp-session-id", self.session_id)
-                await self._read(response, item.exchange)
-        except OSError as exc:
+            url = await self._legacy_url(item) or self._url(item)
+            async with self.http.request(method, url, data=body, headers=self._headers(item)) as response:
+                live_session = response.headers.get(SESSION)
+                self._learn_session(item, live_session)
+                resume = await self._read(response, item.exchange)
+            if item.exchange is not None:
+                await self._resume(item, item.exchange, resume)
+        except aiohttp.ClientConnectorError as exc:
+            self.driver.lost(f"cannot connect to {self.base}: {exc.os_error.strerror or exc.os_error}")
+        except (OSError, aiohttp.ClientError) as exc:
             self.driver.unexpected.append(f"#{item.exchange.number if item.exchange else '-'}: {exc}")
         finally:
             if item.exchange is not None:
                 self.driver.ended(item.exchange)
-        if self.session_id and self.script.streams and not self.stream_opened:
-            self.stream_opened = True
-            task = asyncio.create_task(self._stream())
-            self.streams.add(task)
+        if live_session and live_session not in self.streams_opened:
+            shape = self._stream_shape(item)
+            if shape is not None:
+                self.streams_opened.add(live_session)
+                task = asyncio.create_task(self._stream(shape, live_session))
+                self.streams.add(task)
 
-    async def _read(self, response: Any, exchange: Exchange | None) -> None:
+    def _stream_shape(self, item: ClientItem) -> HttpShape | None:
+        """The GET event stream the recorded client opened in this exchange's session, if it did."""
+        recorded = item.exchange.http.response_headers.get(SESSION) if item.exchange and item.exchange.http else None
+        for shape in self.script.streams:
+            if recorded is None or shape.request_headers.get(SESSION) in (recorded, None):
+                return shape
+        return None
+
+    async def _resume(self, item: ClientItem, exchange: Exchange, resume: tuple[str, int | None] | None) -> None:
+        """A stream that ended before its response is resumed with GET and ``Last-Event-ID`` (SEP-1699),
+        after the ``retry`` the server asked for, as an SDK client does."""
+        for _ in range(RESUMPTIONS):
+            future = self.driver.waiting.get(self.driver._key(exchange))
+            if resume is None or future is None or future.done():
+                return
+            last_id, retry = resume
+            await asyncio.sleep(self.driver.options.pace.live((retry or 0) / 1000))
+            headers = {"accept": "text/event-stream", "last-event-id": last_id}
+            session = self._live_session((item.http.request_headers if item.http else {}).get(SESSION), True)
+            if session:
+                headers[SESSION] = session
+            async with self.http.get(self._url(item), headers=headers) as response:
+                if response.status != 200:
+                    return
+                resume = await self._read(response, exchange) or resume
+
+    async def _read(
+        self, response: Any, exchange: Exchange | None, endpoint: asyncio.Future[str] | None = None
+    ) -> tuple[str, int | None] | None:
+        """Deliver what the response carried; for an event stream, the last event id and retry seen."""
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "text/event-stream":
             from wiretap.wire.sse import SSEDecoder
 
             decoder = SSEDecoder()
+            last_id: str | None = None
+            retry: int | None = None
             async for chunk in response.content.iter_any():
-                for event in decoder.feed(chunk):
-                    if event.data is not None:
+                for event in [*decoder.feed(chunk)]:
+                    last_id, retry = event.id or last_id, event.retry if event.retry is not None else retry
+                    if event.event == "endpoint" and event.data and endpoint is not None and not endpoint.done():
+                        endpoint.set_result(event.data.decode("utf-8", errors="replace").strip())
+                    elif event.data:
                         _deliver(event.data, self.driver, exchange)
             for event in decoder.close():
-                if event.data is not None:
+                if event.data:
                     _deliver(event.data, self.driver, exchange)
-            return
+            return None if last_id is None else (last_id, retry)
         data = await response.read()
         if exchange is not None and exchange.rest is not None:
             try:
@@ -498,11 +634,31 @@ class HttpLink:
             self.driver.received(parsed if isinstance(parsed, dict) else {"body": parsed}, exchange)
         elif data.strip():
             _deliver(data, self.driver, exchange)
+        return None
 
-    async def _stream(self) -> None:
-        shape = self.script.streams[0]
+    async def _legacy_url(self, item: ClientItem) -> str | None:
+        """Legacy HTTP+SSE (2024-11-05): a POST to a recorded session's endpoint goes to the endpoint the
+        live server gave on the GET stream standing for that session's (opened first, as a client does)."""
+        recorded = parse_qs((item.http.query or "") if item.http else "").get("sessionId", [None])[0]
+        shape = self.legacy_streams.get(recorded or "")
+        if shape is None:
+            return None
+        endpoint = self.endpoints.get(shape.ex)
+        if endpoint is None:
+            endpoint = self.endpoints[shape.ex] = asyncio.get_running_loop().create_future()
+            task = asyncio.create_task(self._legacy_stream(shape, endpoint))
+            self.streams.add(task)
+        return urljoin(f"{self.origin}{shape.path}", await asyncio.wait_for(endpoint, CONNECT_TIMEOUT * 6))
+
+    async def _legacy_stream(self, shape: HttpShape, endpoint: asyncio.Future[str]) -> None:
         headers = {k: str(v) for k, v in shape.request_headers.items() if k not in _NOT_REPLAYED}
-        headers["mcp-session-id"] = self.session_id or ""
+        with contextlib.suppress(OSError, aiohttp.ClientError):
+            async with self.http.get(f"{self.origin}{shape.path}", headers=headers) as response:
+                await self._read(response, None, endpoint)
+
+    async def _stream(self, shape: HttpShape, session: str) -> None:
+        headers = {k: str(v) for k, v in shape.request_headers.items() if k not in _NOT_REPLAYED}
+        headers[SESSION] = session
         with contextlib.suppress(OSError, asyncio.CancelledError):
             async with self.http.get(f"{self.origin}{shape.path}", headers=headers) as response:
                 if response.status == 200:
@@ -512,18 +668,34 @@ class HttpLink:
         """Let every response (event streams included) finish, then end the session."""
         if self.exchanges:
             await asyncio.wait(list(self.exchanges), timeout=self.driver.options.timeout)
-        if self.session_id and self.script.ends_session:
-            with contextlib.suppress(OSError):
-                async with self.http.delete(self.base, headers={"mcp-session-id": self.session_id}):
-                    pass
+        if self.script.ends_session:
+            for session in dict.fromkeys([*self.sessions.values(), *([self.session_id] if self.session_id else [])]):
+                with contextlib.suppress(OSError, aiohttp.ClientError):
+                    async with self.http.delete(self.base, headers={SESSION: session}):
+                        pass
         for task in [*self.exchanges, *self.streams]:
             task.cancel()
         await asyncio.gather(*self.exchanges, *self.streams, return_exceptions=True)
 
 
-async def replay_http(script: Script, upstream: str, options: ClientOptions) -> ClientResult:
-    import aiohttp
+async def _reachable(url: str) -> None:
+    """Raise Unreachable unless something accepts a connection at ``url`` within CONNECT_TIMEOUT."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Unreachable(f"cannot connect to {url}: not an http:// or https:// URL")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, port), CONNECT_TIMEOUT)
+    except TimeoutError:
+        raise Unreachable(f"cannot connect to {url}: no answer within {CONNECT_TIMEOUT:g} s") from None
+    except OSError as exc:
+        raise Unreachable(f"cannot connect to {url}: {exc.strerror or exc}") from None
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
 
+
+async def replay_http(script: Script, upstream: str, options: ClientOptions) -> ClientResult:
     proxy = None
     base = upstream
     if options.out is not None:
@@ -534,11 +706,12 @@ async def replay_http(script: Script, upstream: str, options: ClientOptions) -> 
         if not base:
             await proxy.wait()
             raise RuntimeError("wiretap proxy did not start")
-    timeout = aiohttp.ClientTimeout(total=None, sock_read=options.timeout)
+    timeout = aiohttp.ClientTimeout(total=None, sock_read=options.timeout, sock_connect=CONNECT_TIMEOUT)
     try:
+        await _reachable(upstream)
         async with aiohttp.ClientSession(timeout=timeout, auto_decompress=True) as session:
             driver = Driver(script, options)
-            result = await driver.run(HttpLink(session, base, driver, script))
+            result = await driver.run_until_lost(HttpLink(session, base, driver, script))
     finally:
         if proxy is not None and proxy.returncode is None:
             proxy.send_signal(signal.SIGINT)
@@ -557,7 +730,11 @@ def replay_client(
 ) -> ClientResult:
     """Run the recorded client against the live server; print the differences to ``out``."""
     runner = replay_http(script, upstream, options) if upstream else replay_stdio(script, server, options)
-    result = asyncio.run(runner)
+    try:
+        result = asyncio.run(runner)
+    except Unreachable as exc:
+        print(f"wiretap replay: {exc}", file=notes)
+        return ClientResult(unreachable=str(exc))
     result.recording = options.out
     result.report(out)
     timing = [c for c in result.compared if c.timing]

@@ -16,7 +16,7 @@ from wiretap.replay.structural_diff import describe, differences
 from wiretap.replay.volatile import Volatile
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Request:
     """A request as the matchers see it: parsed, with its volatile parts already taken out of ``params``."""
 

@@ -26,7 +26,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request, closest, failures
+from wiretap.replay.index import Index
+from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request, closest
 from wiretap.replay.pace import RECORDED, Pace
 from wiretap.replay.script import (
     POLL_METHODS,
@@ -125,6 +126,10 @@ class Plan:
         return len(exchange.steps) > 1
 
 
+class ClientGone(Exception):
+    """The live client closed its end: a question to it will never be answered."""
+
+
 @dataclass
 class _Asked:
     """A request the player sent the live client, waiting for its answer."""
@@ -158,6 +163,7 @@ class Player:
             for key, task in script.tasks.items()
             if task.states and script.polls(key)
         }
+        self.index = Index(script.exchanges, self.options.match_on)
         self._replying: dict[int, tuple[float, asyncio.Event]] = {}
         """Exchanges chosen and not yet answered (by id of their plan): their recorded response time, and
         whether the response went out."""
@@ -165,6 +171,7 @@ class Player:
         self.repeated = 0
         self.by_task_clock = 0
         self.misses: list[Miss] = []
+        self.gone = False
 
     def now(self) -> float:
         return self.clock()
@@ -205,15 +212,14 @@ class Player:
             plan.exchange, plan.response = answer.exchange, answer.response
             self.by_task_clock += 1
             return plan
-        candidates = self.script.exchanges
-        matching = [e for e in candidates if not failures(e.request, live, self.options.match_on)]
-        if matching:
-            unused = [e for e in matching if e.used == 0]
-            plan.exchange = unused[0] if unused else matching[-1]
-            self.repeated += 0 if unused else 1
+        found = self.index.find(live)
+        if found is not None:
+            plan.exchange, again = found
+            self.repeated += again
             plan.exchange.used += 1
             self.matched += 1
             return plan
+        candidates = self.script.exchanges
         near = closest([e.request for e in candidates], live, self.options.match_on)
         nearest = None if near is None else candidates[near.index]
         miss = Miss(now - self.started, live, nearest, near.failed if near else [])
@@ -237,6 +243,14 @@ class Player:
         clock = self.tasks.get(f"mcp:{task_id}")
         if clock is not None:
             clock.client_acted(now)
+
+    def client_gone(self) -> None:
+        """The client closed its end (stdio): what waits for its answers stops there."""
+        self.gone = True
+        for asked in self._asked.values():
+            if not asked.answered.done():
+                asked.answered.set_exception(ClientGone())
+                asked.answered.exception()  # retrieved: only a step waiting for it awaits it
 
     def _arrived(self, key: str) -> float:
         now = self.now()
@@ -277,6 +291,8 @@ class Player:
         swap = self._swaps(exchange, plan.message)
         try:
             await self._play(plan, exchange, outlet, swap, plan.replied)
+        except ClientGone:
+            pass  # what the recording sent after the client's answer cannot follow an answer never given
         finally:
             plan.replied.set()
             self._replying.pop(id(plan), None)
@@ -337,7 +353,11 @@ class Player:
     def _ask(self, step: Step) -> _Asked:
         assert step.message is not None
         asked = _Asked(step, asyncio.get_running_loop().create_future())
-        self._asked[id_key(step.message.get("id"))] = asked
+        if self.gone:
+            asked.answered.set_exception(ClientGone())
+            asked.answered.exception()  # retrieved: nobody may ever await it
+        else:
+            self._asked[id_key(step.message.get("id"))] = asked
         return asked
 
     async def _gate(self, after: tuple[str, int]) -> None:

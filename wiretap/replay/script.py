@@ -8,6 +8,7 @@ The same recording is fed to the report's analyses, so that task states come fro
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ def progress_token(message: Json) -> Any:
     return params.get("progressToken", _dict(params.get("_meta")).get("progressToken"))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ClientAnswer:
     """The client's recorded response to a request the server sent it."""
 
@@ -54,7 +55,7 @@ class ClientAnswer:
     message: Json
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Step:
     """One thing the server did: a message, a non-JSON stdout frame, or a line of stderr."""
 
@@ -67,13 +68,17 @@ class Step:
     """For a request to the client (elicitation, roots, sampling): how the client answered."""
     reply: bool = False
     """Whether it answers the exchange's request: a JSON-RPC response, or an A2A REST response body."""
+    ex: int | None = None
+    """The HTTP exchange whose body carried it (None on stdio)."""
+    close: bool = False
+    """The server ended that exchange's event stream here (before the response: the client resumes)."""
 
     @property
     def asks_client(self) -> bool:
         return self.message is not None and is_request(self.message)
 
 
-@dataclass
+@dataclass(slots=True)
 class HttpShape:
     """How an exchange travelled over HTTP."""
 
@@ -83,6 +88,13 @@ class HttpShape:
     request_headers: dict[str, Any]
     status: int | None = None
     response_headers: dict[str, Any] = field(default_factory=dict)
+    ex: int | None = None
+
+    @property
+    def resumes(self) -> str | None:
+        """The ``Last-Event-ID`` a GET resumed an event stream after (SEP-1699)."""
+        value = self.request_headers.get("last-event-id")
+        return value if isinstance(value, str) and value else None
 
     @property
     def event_stream(self) -> bool:
@@ -90,7 +102,7 @@ class HttpShape:
         return content_type.split(";")[0].strip().lower() == "text/event-stream"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Exchange:
     """A request the client sent and everything the server sent for it, the response last."""
 
@@ -128,7 +140,7 @@ def poll_task_key(method: str, params: dict[str, Any]) -> str | None:
     return f"mcp:{params['taskId']}" if params.get("taskId") not in (None, "") else None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Unprompted:
     """Something the server did with no request open."""
 
@@ -140,7 +152,7 @@ class Unprompted:
     """When that message was sent (0 if none)."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ClientItem:
     """One message the client sent, in order; a response answers a request the server sent."""
 
@@ -173,6 +185,7 @@ class Script:
     listen_url: str | None = None
     """Where the recording proxy listened: the card's URLs point there."""
     skipped: int = 0
+    _polls: dict[str, list[Exchange]] | None = field(default=None, repr=False)
 
     @property
     def transport(self) -> str:
@@ -199,11 +212,12 @@ class Script:
         return f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
 
     def polls(self, task_key: str) -> list[Exchange]:
-        return [
-            e
-            for e in self.exchanges
-            if e.request.method in POLL_METHODS and e.response is not None and e.task_key() == task_key
-        ]
+        if self._polls is None:
+            self._polls = {}
+            for e in self.exchanges:
+                if e.request.method in POLL_METHODS and e.response is not None:
+                    self._polls.setdefault(e.task_key() or "", []).append(e)
+        return list(self._polls.get(task_key, []))
 
 
 class _Loader:
@@ -219,6 +233,9 @@ class _Loader:
         self.last_sent: tuple[str, int] | None = None
         self.last_sent_t = 0.0
         self.streaming: set[int] = set()
+        self.event_owner: dict[str, Exchange] = {}
+        """Event id → the exchange whose stream sent it (a GET resuming after it continues that one)."""
+        self.resumed: dict[int, Exchange] = {}
 
     def feed(self, event: Event) -> None:
         kind, t = event.get("kind"), float(event["t"])
@@ -229,10 +246,13 @@ class _Loader:
                 self._rest(t, event, ex)
                 return
             if "raw" in event and event.get("dir") == Direction.S2C.value:
-                self._server_did(Step(t, raw=str(event["raw"])), ex)
+                self._server_did(Step(t, raw=str(event["raw"]), sse=_dict(event.get("sse")) or None, ex=ex), ex)
             for item in body if isinstance(body, list) else [body]:
                 if isinstance(item, dict):
                     self._message(t, str(event.get("dir")), item, ex, event.get("sse"))
+        elif kind == Kind.SSE and event.get("dir") == Direction.S2C.value:
+            fields: dict[str, Any] = {k: event[k] for k in ("event", "id", "retry") if k in event}
+            self._server_did(Step(t, sse=fields, ex=ex), ex)  # no data: a priming event, a retry
         elif kind == Kind.STDERR:
             self._server_did(Step(t, stderr=str(event.get("text", ""))), None)
         elif kind == Kind.LISTEN:
@@ -241,9 +261,13 @@ class _Loader:
             self.script.client_eof = t
         elif kind == Kind.HTTP_REQUEST and ex is not None:
             shape = HttpShape(
-                str(event.get("method")), str(event.get("path")), event.get("query"), _dict(event.get("headers"))
+                str(event.get("method")), str(event.get("path")), event.get("query"), _dict(event.get("headers")), ex=ex
             )
             self.http[ex] = shape
+            resumed = self.event_owner.get(shape.resumes or "") if shape.method == "GET" else None
+            if resumed is not None:  # what this stream carries continues that exchange
+                self.by_ex[ex] = resumed
+                self.resumed[ex] = resumed
             if shape.method == "GET" and shape.path not in CARD_PATHS and rest_operation("GET", shape.path) is None:
                 self.script.streams.append(shape)
             self.script.ends_session |= shape.method == "DELETE"
@@ -251,9 +275,22 @@ class _Loader:
             self.http[ex].status = int(event.get("status", 0)) or None
             self.http[ex].response_headers = _dict(event.get("headers"))
         elif kind == Kind.HTTP_END and ex is not None:
+            self._stream_ended(ex, t)
             self._end_of_exchange(ex)
 
     # -- messages ----------------------------------------------------------------------------------
+
+    def _stream_ended(self, ex: int, t: float) -> None:
+        """An exchange's own stream ended before its response, or a resumed one ended: the replay ends
+        the live stream there too."""
+        exchange = self.by_ex.get(ex)
+        if exchange is None:
+            return
+        own_stream_cut = (
+            exchange.ex == ex and exchange.response is None and bool(exchange.http and exchange.http.event_stream)
+        )
+        if own_stream_cut or ex in self.resumed:
+            exchange.steps.append(Step(t, ex=ex, close=True))
 
     def _message(self, t: float, direction: str, message: Json, ex: int | None, sse: Any) -> None:
         if direction == Direction.C2S.value:
@@ -263,7 +300,7 @@ class _Loader:
         if shape is not None and shape.method == "GET" and shape.path in CARD_PATHS:
             self.script.agent_card = message
             return
-        step = Step(t, message=message, sse=_dict(sse) or None, reply=is_response(message))
+        step = Step(t, message=message, sse=_dict(sse) or None, reply=is_response(message), ex=ex)
         if step.reply:
             self._server_answered(step, ex, streamed=sse is not None)
             return
@@ -303,6 +340,7 @@ class _Loader:
             if exchange is None or exchange.response is None:
                 return  # a response to nothing we saw
         exchange.steps.append(step)
+        self._owns_event(step, exchange)
         if exchange.response is None:
             exchange.response, exchange.response_t = step.message, step.t
         # An event stream may answer a request many times (A2A streaming): it stays open to the end of
@@ -316,8 +354,14 @@ class _Loader:
         owner = self._owner(step, ex)
         if owner is not None:
             owner.steps.append(step)
+            self._owns_event(step, owner)
         elif ex is None or self.http.get(ex, HttpShape("GET", "", None, {})).method == "GET":
             self.script.unprompted.append(Unprompted(step, self.last_sent, self.last_sent_t))
+
+    def _owns_event(self, step: Step, exchange: Exchange) -> None:
+        event_id = (step.sse or {}).get("id")
+        if isinstance(event_id, str) and event_id:
+            self.event_owner[event_id] = exchange
 
     def _owner(self, step: Step, ex: int | None) -> Exchange | None:
         if ex is not None:
@@ -387,6 +431,18 @@ def _mentions(value: Any, text: str) -> bool:
 
 def load_script(path: Path, volatile: Volatile | None = None) -> Script:
     """Read a recording into a script. Raises NotARecording, UnsupportedFormat or OSError."""
+    # Loading allocates millions of objects that all live on: the cyclic collector would walk the
+    # growing heap again and again for nothing (it halves the start of a large replay).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(path, volatile)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _load(path: Path, volatile: Volatile | None) -> Script:
     analysis = Analysis()
     with open_recording(path) as reader:
         script = Script(path, reader.header)

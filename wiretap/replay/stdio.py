@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import threading
-from typing import Any
 
+from wiretap.replay import jsonrpc
 from wiretap.replay.player import Player, dumps
 from wiretap.replay.script import Json, Step, is_request, is_response
 
@@ -32,6 +31,8 @@ class StdoutOutlet:
         self.broken = False
 
     async def send(self, step: Step, message: Json | None) -> None:
+        if message is None and step.raw is None:
+            return  # an event-stream field with no data (an id, a retry): nothing on stdio
         line = dumps(message) if message is not None else step.raw or ""
         async with self._lock:
             if self.broken:
@@ -50,40 +51,60 @@ def _read_lines(fd: int, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[b
         loop.call_soon_threadsafe(lines.put_nowait, None)
 
 
-def parse(line: bytes) -> list[Json]:
-    """The JSON-RPC messages in one line (a batch is several); nothing for a line that is not JSON."""
-    try:
-        body: Any = json.loads(line)
-    except ValueError:
-        return []
-    return [m for m in (body if isinstance(body, list) else [body]) if isinstance(m, dict)]
-
-
 async def serve_stdio(player: Player, stdin: int = 0, stdout: int = 1) -> None:
-    """Answer the client on ``stdin``/``stdout`` until it closes its end (or SIGINT/SIGTERM)."""
+    """Answer the client on ``stdin``/``stdout``. When the client closes its end, what it asked is still
+    answered (a one-shot client writes its requests and closes at once); SIGINT/SIGTERM stop at once."""
     loop = asyncio.get_running_loop()
     lines: asyncio.Queue[bytes | None] = asyncio.Queue()
     threading.Thread(target=_read_lines, args=(stdin, loop, lines), name="wiretap-replay-stdin", daemon=True).start()
+    stopped = asyncio.Event()
+
+    def stop() -> None:
+        stopped.set()
+        lines.put_nowait(None)
+
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signum, lines.put_nowait, None)
+            loop.add_signal_handler(signum, stop)
     outlet = StdoutOutlet(stdout)
-    running = {asyncio.create_task(player.play_unprompted(outlet))}
+    unprompted = asyncio.create_task(player.play_unprompted(outlet))
+    running: set[asyncio.Task[None]] = set()
     try:
         while (line := await lines.get()) is not None:
-            for message in parse(line):
-                if is_request(message):
-                    task = asyncio.create_task(player.perform(player.plan(message), outlet))
-                    running.add(task)
-                    task.add_done_callback(running.discard)
-                elif is_response(message):
-                    player.client_response(message)
-                else:
-                    player.notification(message)
+            _take(player, outlet, line, running)
+        player.client_gone()
+        if running and not stopped.is_set():
+            stopping = asyncio.create_task(stopped.wait())
+            await asyncio.wait([*running, stopping], return_when=asyncio.FIRST_COMPLETED)
+            while running and not stopped.is_set():
+                await asyncio.wait([*running, stopping], return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
     finally:
-        for task in running:
+        for task in [*running, unprompted]:
             task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+        await asyncio.gather(*running, unprompted, return_exceptions=True)
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signum)
+
+
+def _take(player: Player, outlet: StdoutOutlet, line: bytes, running: set[asyncio.Task[None]]) -> None:
+    """One line from the client: requests are answered concurrently; what cannot be read as JSON-RPC
+    gets an error when it names an id to answer (a line that is not JSON at all is passed over)."""
+    if not line.strip():
+        return
+    parsed = jsonrpc.parse(line)
+    for message in parsed.messages:
+        if is_request(message):
+            task = asyncio.create_task(player.perform(player.plan(message), outlet))
+            running.add(task)
+            task.add_done_callback(running.discard)
+        elif is_response(message):
+            player.client_response(message)
+        else:
+            player.notification(message)
+    for error in parsed.errors:
+        if error["id"] is not None:
+            task = asyncio.create_task(outlet.send(Step(0.0), error))
+            running.add(task)
+            task.add_done_callback(running.discard)
