@@ -1,5 +1,5 @@
 """CI outputs: ``wiretap check --junit-xml`` (a testcase per expectation, a failure's text its evidence) and
-``--summary`` on check and report, appending markdown to ``$GITHUB_STEP_SUMMARY``."""
+``--summary`` on check, report and diff, appending markdown to ``$GITHUB_STEP_SUMMARY``."""
 
 from __future__ import annotations
 
@@ -55,3 +55,13 @@ def test_summary_appends_markdown_to_the_github_step_summary_and_does_nothing_wi
     assert "\n## wiretap report: demo (stdio, " in text.split("### wiretap check", 1)[1]  # the report, after
     outside = wiretap("report", str(DEMO), "--summary")
     assert outside.returncode == 0 and outside.stderr == ""
+
+
+def test_diff_summary_appends_the_markdown_diff_after_what_was_there(tmp_path: Path) -> None:
+    step = tmp_path / "step-summary.md"
+    step.write_text("earlier step\n")
+    other = DEMO.parent / "exit-cancel.jsonl"
+    differs = wiretap("diff", str(DEMO), str(other), "--summary", env={"GITHUB_STEP_SUMMARY": str(step)})
+    assert differs.returncode == 1
+    markdown = wiretap("diff", str(DEMO), str(other), "--format", "markdown")
+    assert step.read_text() == "earlier step\n" + markdown.stdout

@@ -9,6 +9,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from wiretap.scrub.rewrite import GENERIC_USERS
@@ -29,7 +30,9 @@ def shipped_files() -> list[Path]:
 
 def machine_strings() -> list[str]:
     found = {str(REPO), os.path.expanduser("~"), sys.executable, os.path.realpath(sys.executable), sys.prefix}
-    found.add(f"/{REPO.parts[1]}/")  # the directory checkouts live in here (a sibling checkout made the file)
+    checkouts = f"/{REPO.parts[1]}/"  # the directory checkouts live in here (a sibling checkout made the file)
+    if Path(checkouts).resolve() != Path(tempfile.gettempdir()).resolve():  # a clone in /tmp names no machine
+        found.add(checkouts)
     return sorted(s for s in found if s not in ("/", "") and len(s) > 2)
 
 

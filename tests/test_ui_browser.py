@@ -103,7 +103,7 @@ def test_rows_lanes_and_verdicts_appear_while_the_scenario_runs(page: Any, tmp_p
         events = len(recording.read_bytes().splitlines()) - 1
         expect(page.locator("#count")).to_have_text(f"{events} of {events} shown")
         assert 0 < seen_while_running < events
-        page.wait_for_selector(".verdict.elicitation_gaps >> text=longest polling gap")
+        page.wait_for_selector(".verdict.elicitation_gaps >> text=longest gap in polling")
         page.wait_for_selector("figure.timeline svg g.lane.task .mark.answer")
         assert page.locator("figure.timeline svg g.lane.task rect.question").count() == 1
         assert (page.locator("figure.timeline svg text.gap-label").text_content() or "").startswith("longest gap")

@@ -310,9 +310,13 @@ def _ci_outputs(judged: list[Judged], expectations: Path, junit_xml: Path | None
 @click.option(
     "--format", "-f", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True
 )
-def diff(a: Path, b: Path, fmt: str) -> None:
+@click.option("--summary", is_flag=True, help="Also append the markdown diff to $GITHUB_STEP_SUMMARY.")
+def diff(a: Path, b: Path, fmt: str, summary: bool) -> None:
     """Compare two recordings or session folders by behaviour; exit 0 same, 1 different, 2 bad input."""
+    import io
+
     from wiretap.judge.diff import diff as compare
+    from wiretap.render import ci
     from wiretap.render.diff import RENDERERS
 
     result = compare(*_sources(a, b))
@@ -320,6 +324,10 @@ def diff(a: Path, b: Path, fmt: str) -> None:
         RENDERERS[fmt](result, sys.stdout)
     except BrokenPipeError:
         quiet_broken_pipe()
+    if summary:
+        text = io.StringIO()
+        RENDERERS["markdown"](result, text)
+        ci.append_step_summary(text.getvalue())
     sys.exit(1 if result.differs else 0)
 
 
