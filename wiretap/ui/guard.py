@@ -1,7 +1,9 @@
 """Loopback only: a request must name this server as its Host, and an Origin, if sent, must be this server.
 
 This defeats DNS rebinding (a hostile name resolving to 127.0.0.1 still sends its own Host) and other
-sites' pages calling in (they send their Origin). The lead may fold this into wiretap/http/guard.py.
+sites' pages calling in (they send their Origin). Stricter than the proxy's guard (wiretap/http/guard.py),
+which lets any loopback Origin through to the server it fronts: the view serves recordings, so only its
+own page may read them.
 """
 
 from __future__ import annotations
