@@ -9,6 +9,7 @@
     ["poll_intervals", "Poll intervals"],
     ["cancel_on_exit", "Cancel on exit"],
     ["elicitation_gaps", "Polling while a question was open"],
+    ["shutdown", "Shutdown"],
   ];
   const $ = (id) => document.getElementById(id);
   const session = new URLSearchParams(location.search).get("session") || "";
@@ -223,7 +224,7 @@
       if (server.error) { verdicts.push(el("p", { class: "note" }, `${server.name}: ${server.error}`)); continue; }
       const report = server.report;
       if (many) verdicts.push(el("div", { class: "server-name" }, server.name));
-      verdicts.push(el("div", { class: "verdicts" }, ...VERDICTS.map(([key, title]) => {
+      verdicts.push(el("div", { class: "verdicts" }, ...VERDICTS.filter(([key]) => report.verdicts[key]).map(([key, title]) => {
         const verdict = report.verdicts[key];
         const card = el("div", { class: `verdict ${key}` }, el("h4", {}, title), el("p", {}, verdict.verdict));
         if (verdict.evidence.length) card.append(el("ul", {}, ...verdict.evidence.map((line) => el("li", {}, line))));

@@ -1,0 +1,3 @@
+from wiretap.cli import main
+
+main()

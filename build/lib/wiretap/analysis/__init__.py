@@ -1,0 +1,1 @@
+"""Analyses: small objects that stream over a recording's events and report what they measured."""

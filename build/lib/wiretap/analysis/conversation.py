@@ -1,0 +1,225 @@
+"""From recorded events to JSON-RPC (and A2A REST) exchanges: requests, notifications, responses paired.
+
+The one place that knows how a message event is shaped; analyses see ``Message`` objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from wiretap.recording.events import Direction, Event, Kind
+from wiretap.wire.jsonrpc import NOTIFICATION, REQUEST, RESPONSE, Pairing, Waiting, is_response, kind_of
+
+__all__ = ["NOTIFICATION", "REQUEST", "RESPONSE", "Conversation", "Message", "OtherBody"]
+
+
+@dataclass(eq=False, slots=True)
+class Message:
+    t: float
+    dir: str
+    kind: str
+    """request, notification or response."""
+    method: str | None
+    """For a response, the method (or A2A REST operation) of its request, when it was seen."""
+    id: Any = None
+    params: dict[str, Any] = field(default_factory=dict)
+    result: Any = None
+    error: dict[str, Any] | None = None
+    ex: int | None = None
+    rest: dict[str, Any] | None = None
+    request: Message | None = None
+    """For a response: its request. (A request does not point back: no cycles, so memory is freed as
+    the recording streams past.)"""
+    answered_at: float | None = None
+    """For a request: when its first response came."""
+    answer_error: dict[str, Any] | None = None
+    answers: int = 0
+    """For a request: how many responses it got so far (an event stream may answer many times)."""
+    a2a_version: str | None = None
+    """The A2A-Version header of the HTTP exchange, if any."""
+
+    @property
+    def latency(self) -> float | None:
+        return self.t - self.request.t if self.request is not None else None
+
+    def answered_by(self, response: Message) -> None:
+        if self.answered_at is None:
+            self.answered_at, self.answer_error = response.t, response.error
+        self.answers += 1
+        response.request = self
+
+    @property
+    def error_code(self) -> int | None:
+        code = (self.error or {}).get("code")
+        return code if isinstance(code, int) else None
+
+
+@dataclass(frozen=True, slots=True)
+class OtherBody:
+    """A body that is not a JSON-RPC message (nor an A2A REST one): shown as what it is, never counted."""
+
+    t: float
+    dir: str
+    what: str
+    """``agent card``, ``202 Accepted``, ``JSON body``, ``text body``…"""
+
+
+AGENT_CARD_KEYS = frozenset({"skills", "capabilities", "defaultInputModes", "supportedInterfaces", "url"})
+
+
+def describe_body(body: Any, raw: str | None, status: int | None) -> str:
+    """A non-JSON-RPC body in a few words."""
+    if isinstance(body, dict) and "name" in body and len(AGENT_CARD_KEYS & body.keys()) >= 2:
+        return "agent card"
+    if raw is not None and status is not None:
+        text = raw.strip()
+        return f"{status} {text}" if text and len(text) <= 40 and "\n" not in text else f"HTTP {status} text body"
+    if raw is not None:
+        return "text body"
+    return "JSON body"
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _rest_status_error(body: dict[str, Any], status: int | None) -> dict[str, Any] | None:
+    if "error" in body and isinstance(body["error"], dict):
+        return body["error"]
+    if status is not None and status >= 400:
+        return {"code": status, "message": f"HTTP {status}"}
+    return None
+
+
+class Conversation:
+    """Pairs responses with requests as events stream past; yields Messages and other events."""
+
+    def __init__(self) -> None:
+        self._open: Pairing[Message] = Pairing()
+        self._rest_open: dict[int, Message] = {}
+        self._a2a_version: dict[int, str] = {}
+        self._status: dict[int, int] = {}
+        self._streaming: dict[int, list[Waiting[Message]]] = {}
+
+    def feed(self, event: Event) -> Iterator[Message | OtherBody | Event]:
+        kind = event.get("kind")
+        if kind == Kind.HTTP_REQUEST:
+            version = _dict(event.get("headers")).get("a2a-version")
+            if isinstance(version, str) and isinstance(event.get("ex"), int):
+                self._a2a_version[event["ex"]] = version
+        elif kind == Kind.HTTP_RESPONSE and isinstance(event.get("ex"), int):
+            self._status[event["ex"]] = int(event.get("status", 0))
+        elif kind == Kind.HTTP_END and isinstance(event.get("ex"), int):
+            self._end_of_exchange(event["ex"])
+        if kind != Kind.MESSAGE:
+            yield event
+            return
+        if "rest" in event:
+            yield self._rest(event)
+            return
+        if "msg" not in event:
+            ex = event.get("ex")
+            status = self._status.get(ex) if isinstance(ex, int) else None
+            what = describe_body(None, str(event.get("raw", "")), status)
+            yield OtherBody(float(event["t"]), str(event.get("dir")), what)
+            return
+        body = event.get("msg")
+        for item in body if isinstance(body, list) else [body]:
+            if isinstance(item, dict) and (kind_of(item) is not None or is_response(item)):
+                yield self._jsonrpc(event, item)
+            else:
+                yield OtherBody(float(event["t"]), str(event.get("dir")), describe_body(item, None, None))
+
+    def pending(self) -> list[Message]:
+        """Requests that never got a response."""
+        waiting = self._open.waiting() + list(self._rest_open.values())
+        return sorted((m for m in waiting if m.answered_at is None), key=lambda m: m.t)
+
+    def _jsonrpc(self, event: Event, body: dict[str, Any]) -> Message:
+        t, direction, ex = float(event["t"]), str(event.get("dir")), event.get("ex")
+        version = self._a2a_version.get(ex) if isinstance(ex, int) else None
+        method = body.get("method")
+        if isinstance(method, str):
+            kind = REQUEST if "id" in body else NOTIFICATION
+            message = Message(
+                t,
+                direction,
+                kind,
+                method,
+                body.get("id"),
+                _dict(body.get("params")),
+                ex=ex,
+                a2a_version=version,
+            )
+            if kind == REQUEST:
+                self._open.open(direction, body.get("id"), message, ex)
+            return message
+        response = Message(
+            t,
+            direction,
+            RESPONSE,
+            None,
+            body.get("id"),
+            result=body.get("result"),
+            error=body.get("error") if isinstance(body.get("error"), dict) else None,
+            ex=ex,
+            a2a_version=version,
+        )
+        waiting = self._open.find(direction, body.get("id"), ex, error=response.error is not None)
+        if waiting is not None:
+            request = waiting.item
+            # An event stream may answer one request many times (A2A streaming): keep it open until
+            # its exchange ends.
+            if event.get("sse") is not None and request.ex == ex and isinstance(ex, int):
+                if request.answered_at is None:
+                    self._streaming.setdefault(ex, []).append(waiting)
+            else:
+                self._open.close(waiting)
+            request.answered_by(response)
+            response.method = request.method
+            response.a2a_version = response.a2a_version or request.a2a_version
+        return response
+
+    def _rest(self, event: Event) -> Message:
+        t, direction, ex = float(event["t"]), str(event.get("dir")), event.get("ex")
+        rest = _dict(event.get("rest"))
+        body = _dict(event.get("msg"))
+        version = self._a2a_version.get(ex) if isinstance(ex, int) else None
+        operation = rest.get("operation")
+        if direction == Direction.C2S.value:
+            params = dict(body)
+            if rest.get("taskId"):
+                params.setdefault("id", rest["taskId"])
+            message = Message(t, direction, REQUEST, operation, None, params, ex=ex, rest=rest, a2a_version=version)
+            if isinstance(ex, int):
+                self._rest_open[ex] = message
+            return message
+        request = self._rest_open.get(ex) if isinstance(ex, int) else None
+        status = self._status.get(ex) if isinstance(ex, int) else None
+        error = _rest_status_error(body, status)
+        response = Message(
+            t,
+            direction,
+            RESPONSE,
+            operation,
+            None,
+            result=None if error else body,
+            error=error,
+            ex=ex,
+            rest=rest,
+            a2a_version=version,
+        )
+        if request is not None:
+            request.answered_by(response)
+        return response
+
+    def _end_of_exchange(self, ex: int) -> None:
+        self._a2a_version.pop(ex, None)
+        self._status.pop(ex, None)
+        request = self._rest_open.get(ex)
+        if request is not None and request.answered_at is not None:
+            del self._rest_open[ex]
+        for streamed in self._streaming.pop(ex, []):
+            self._open.close(streamed)

@@ -1,0 +1,88 @@
+"""When the client went away, and what became of the server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wiretap.recording.events import Direction, Event, Kind
+
+
+@dataclass
+class ClientExit:
+    t: float
+    how: str
+    """``stdin closed``, ``SIGINT``…, ``last connection closed``, or ``client exited`` (session manifest)."""
+    evidence: list[str]
+
+
+@dataclass
+class ServerExit:
+    t: float
+    how: str
+    status: int | None
+
+
+class ExitWatch:
+    """Streams over lifecycle events; the first sign of the client leaving counts."""
+
+    def __init__(self) -> None:
+        self.client: ClientExit | None = None
+        self.server: ServerExit | None = None
+        self.signals: list[tuple[float, str]] = []
+        self._last_request_t: float | None = None
+        self._open_connections = 0
+        self._last_close: float | None = None
+        self.end_t = 0.0
+        self._signals_noted = False
+
+    def feed(self, event: Event) -> None:
+        kind, t = event.get("kind"), float(event.get("t", 0.0))
+        self.end_t = max(self.end_t, t)
+        if kind == Kind.EOF and event.get("dir") == Direction.C2S and self.client is None:
+            self.client = ClientExit(t, "stdin closed", [f"{t:.2f} s: the client closed the server's stdin"])
+        elif kind == Kind.SIGNAL and "forwarded" in event:
+            self.signals.append((t, str(event.get("signal"))))
+            if self.client is None:
+                self.client = ClientExit(t, str(event.get("signal")), [f"{t:.2f} s: {event.get('signal')} received"])
+        elif kind == Kind.EXIT:
+            how = f"was killed by {event['signal']}" if "signal" in event else f"exited with code {event.get('code')}"
+            self.server = ServerExit(t, how, event.get("status"))
+        elif kind == Kind.HTTP_REQUEST:
+            self._last_request_t = t
+        elif kind == Kind.CONNECTION:
+            self._open_connections += 1 if event.get("state") == "open" else -1
+            if event.get("state") == "closed":
+                self._last_close = t
+
+    def manifest_exit(self, t: float, detail: str) -> None:
+        """The client's exit as a session manifest records it; the earliest sign of leaving counts."""
+        self.finish_traffic()
+        if self.client is None or t < self.client.t:
+            self.client = ClientExit(t, "client exited", [f"{t:.2f} s: {detail}"])
+        else:
+            self.client.evidence.append(f"{t:.2f} s: {detail}")
+
+    def finish(self) -> None:
+        self.finish_traffic()
+        if self.client is not None and self.signals and not self._signals_noted:
+            self._signals_noted = True
+            self.client.evidence += [f"{t:.2f} s: {name} received" for t, name in self.signals[1:]]
+
+    def finish_traffic(self) -> None:
+        """Decide from the traffic alone (the last connection closing) if nothing else said so."""
+        closed = self._last_close
+        quiet_since = self._last_request_t is None or (closed is not None and closed >= self._last_request_t)
+        if self.client is None and closed is not None and self._open_connections <= 0 and quiet_since:
+            self.client = ClientExit(closed, "last connection closed", [f"{closed:.2f} s: the last connection closed"])
+
+    def describe_server(self) -> dict[str, Any] | None:
+        if self.server is None:
+            return None
+        after = self.server.t - self.client.t if self.client is not None else None
+        return {
+            "t": round(self.server.t, 3),
+            "how": self.server.how,
+            "status": self.server.status,
+            "after_client_exit": round(after, 3) if after is not None else None,
+        }

@@ -1,0 +1,206 @@
+"""Protocol findings: each with a code, a severity, the times of the messages involved and advice."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wiretap.analysis.conversation import Message
+    from wiretap.analysis.tasks import Task
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
+
+
+@dataclass
+class Finding:
+    code: str
+    severity: str
+    message: str
+    advice: str
+    times: list[float] = field(default_factory=list)
+    task: str | None = None
+    count: int = 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "advice": self.advice,
+            "times": [round(t, 3) for t in self.times],
+            "task": self.task,
+            "count": self.count,
+        }
+
+
+def _tag(task: Task | None) -> str:
+    return f"task {task.id}" if task is not None else "a task"
+
+
+class Findings:
+    """Collects findings; repeated ones (a poll loop) aggregate into one with a count and first/last time."""
+
+    def __init__(self) -> None:
+        self._items: list[Finding] = []
+        self._by_key: dict[tuple[str, str], Finding] = {}
+
+    def _add(self, key: str | None, finding: Finding) -> None:
+        if key is not None:
+            existing = self._by_key.get((finding.code, key))
+            if existing is not None:
+                existing.count += 1
+                existing.times[1:] = [finding.times[-1]]
+                return
+            self._by_key[(finding.code, key)] = finding
+        self._items.append(finding)
+
+    def all(self) -> list[Finding]:
+        return sorted(self._items, key=lambda f: (SEVERITY_ORDER[f.severity], f.times[0] if f.times else 0.0))
+
+    def poll_after_terminal(self, task: Task, t: float) -> None:
+        state = task.state.raw if task.state else "?"
+        self._add(
+            task.id,
+            Finding(
+                "poll-after-terminal",
+                ERROR,
+                f"{_tag(task)} was polled after it reached the terminal state {state}",
+                "Stop polling once a task is completed, failed, cancelled or rejected: the state will not change.",
+                [t],
+                task.id,
+            ),
+        )
+
+    def unknown_state(self, task: Task, t: float, raw: str) -> None:
+        self._add(
+            f"{task.id}:{raw}",
+            Finding(
+                "unknown-task-state",
+                WARNING,
+                f"{_tag(task)} reported the state {raw!r}, which its protocol does not define",
+                "Use the states the protocol defines; a client cannot tell whether to keep polling an unknown state.",
+                [t],
+                task.id,
+            ),
+        )
+
+    def mixed_a2a_spelling(self, task: Task, m: Message, raw: str) -> None:
+        self._add(
+            f"{task.id}:{raw}",
+            Finding(
+                "a2a-0.3-state-in-1.0",
+                WARNING,
+                f"{_tag(task)} reported the A2A 0.3 state {raw!r} inside an A2A 1.0 exchange",
+                "A 1.0 exchange uses TASK_STATE_* names; 1.0 clients may not recognise 0.3 lower-case states.",
+                [m.t],
+                task.id,
+            ),
+        )
+
+    def request_to_terminal(self, task: Task | None, request: Message, response: Message) -> None:
+        got = f"error {response.error_code}" if response.error is not None else "a success"
+        self._add(
+            None,
+            Finding(
+                "request-to-terminal-task",
+                WARNING,
+                f"{request.method} was sent to {_tag(task)} after it had ended, and got {got}",
+                "Check its state before messaging, subscribing to or cancelling a task: a finished task takes nothing.",
+                [request.t, response.t],
+                task.id if task else None,
+            ),
+        )
+
+    def task_without_support(self, task: Task, request: Message, response: Message) -> None:
+        self._add(
+            None,
+            Finding(
+                "task-without-client-support",
+                ERROR,
+                f"{_tag(task)} was returned for {request.method} to a client that did not ask for or declare tasks",
+                "Return a task handle only to a client that asked for one (params.task) or declared the extension.",
+                [request.t, response.t],
+                task.id,
+            ),
+        )
+
+    def polled_unknown_task(self, task: Task, t: float) -> None:
+        self._add(
+            task.id,
+            Finding(
+                "polling-unknown-task",
+                ERROR,
+                f"the server no longer knows {_tag(task)}, and the client kept polling it",
+                "Treat 'task not found' (-32602, -32001, HTTP 404) as final and stop polling.",
+                [task.not_found_at or t, t],
+                task.id,
+            ),
+        )
+
+    def polled_unseen_task(self, task_id: str, request: Message, response: Message) -> None:
+        self._add(
+            f"unseen:{task_id}",
+            Finding(
+                "poll-for-unknown-task",
+                WARNING,
+                f"{request.method} asked for task {task_id}, which the recording never shows being created, "
+                f"and got error {response.error_code}",
+                "Poll only the ids a server returned; a task id from another session or server is not known here.",
+                [request.t, response.t],
+                task_id,
+            ),
+        )
+
+    def duplicate_after_unknown_outcome(self, first: Message, repeat: Message) -> None:
+        name = repeat.params.get("name")
+        self._add(
+            None,
+            Finding(
+                "repeated-after-unknown-outcome",
+                WARNING,
+                f"tools/call {name} was sent again with the same arguments while the outcome of the first was unknown",
+                "The first call may have done the work: make the tool idempotent or check before repeating it.",
+                [first.t, repeat.t],
+            ),
+        )
+
+    def slow_poll(self, task: Task, asked: float, answered: float | None) -> None:
+        how = f"answered after {answered - asked:.2f} s" if answered is not None else "never answered"
+        self._add(
+            None,
+            Finding(
+                "slow-poll",
+                WARNING,
+                f"a poll of {_tag(task)} was {how} (over 15 s)",
+                "Answer tasks/get and GetTask at once; a poll is a state read, not a wait.",
+                [asked] + ([answered] if answered is not None else []),
+                task.id,
+            ),
+        )
+
+    def failed_poll_run(self, task: Task, first: float, last: float) -> None:
+        self._add(
+            task.id,
+            Finding(
+                "failed-poll-run",
+                WARNING,
+                f"consecutive polls of {_tag(task)} failed",
+                "Back off or give up after repeated poll errors instead of polling at full rate.",
+                [first, last],
+                task.id,
+            ),
+        )
+
+    def unanswered(self, request: Message) -> None:
+        self._add(
+            None,
+            Finding(
+                "unanswered-request",
+                WARNING,
+                f"{request.method} #{request.id} never got a response",
+                "Every request needs a response; a client waiting on it may hang or time out.",
+                [request.t],
+            ),
+        )

@@ -1,0 +1,294 @@
+"""The report of a recording as a typed model: what every renderer reads (text, Markdown, JSON, HTML, SVG,
+``check``). ``Report.to_dict()`` is the report JSON, a public contract (README: "Report JSON").
+
+Every figure a report shows has one name here (the JSON key) and one label (``FIGURES``): the text
+tables, the HTML page and the SVG timeline all label it the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any
+
+from wiretap.analysis.states import TERMINAL, a2a_state, mcp_state
+
+REPORT_FORMAT = 1
+
+FIGURES: dict[str, str] = {
+    "settled_interval": "settled cadence",
+    "median_interval": "median of all intervals",
+    "longest_gap": "longest gap",
+    "cadence_outside": "cadence outside",
+}
+"""JSON name → the one label every renderer uses for that figure."""
+
+
+def label(figure: str) -> str:
+    return FIGURES[figure]
+
+
+SHORT_ID = 14
+"""Ids longer than this are shortened where room is short (``3f2a9c01…``), with a key giving them in full."""
+
+
+def short_id(full: str) -> str:
+    """A long id as a narrow table or a picture names it: its first block, else its start."""
+    if len(full) <= SHORT_ID:
+        return full
+    block = full.split("-")[0]
+    return (block if 4 <= len(block) < SHORT_ID else full[: SHORT_ID - 2]) + "…"
+
+
+def seconds(value: float | None) -> str:
+    """A figure in seconds, as every renderer spells it."""
+    return "—" if value is None else f"{value:.2f} s"
+
+
+@dataclass
+class RecordingInfo:
+    source: str
+    name: str | None
+    transport: str | None
+    started: str | None
+    duration: float | None
+    events: int
+    skipped_lines: int
+    server: str | None = field(default=None, metadata={"omit_none": True})
+    """The server's name in its session (None for a lone recording)."""
+    offset: float = 0.0
+    """Seconds from the session's t = 0 (the client's start) to this recording's t = 0."""
+
+
+@dataclass
+class MessageCounts:
+    c2s: int
+    s2c: int
+    raw: int
+    other: dict[str, int] = field(default_factory=dict)
+    """Bodies that are not JSON-RPC (nor A2A REST) messages, by what they are (``agent card``, ``202 Accepted``)."""
+
+    @property
+    def total(self) -> int:
+        return self.c2s + self.s2c
+
+
+@dataclass
+class LatencyRow:
+    method: str
+    count: int
+    errors: int
+    p50_ms: float
+    p95_ms: float
+    max_ms: float
+    server: str | None = field(default=None, metadata={"omit_none": True})
+
+
+@dataclass
+class ClientExit:
+    t: float
+    how: str
+    evidence: list[str]
+
+
+@dataclass
+class ServerExit:
+    t: float
+    how: str
+    status: int | None
+    after_client_exit: float | None
+
+
+@dataclass
+class Spread:
+    count: int
+    min: float
+    median: float
+    p95: float
+    max: float
+
+
+@dataclass
+class StateAt:
+    t: float
+    state: str
+
+
+@dataclass
+class Via:
+    t: float
+    via: str
+
+
+@dataclass
+class Refusal:
+    t: float
+    via: str
+    error: int | None
+
+
+@dataclass
+class TaskRow:
+    protocol: str
+    design: str
+    id: str
+    tool: str | None
+    created_at: float
+    seen_first_by_poll: bool
+    requested_poll_ms: int | None
+    applied_poll_ms: int | None
+    polls: list[float]
+    first_poll_after: float | None
+    intervals: Spread | None
+    pattern: str
+    settled_interval: float | None
+    failed_polls: int
+    states: list[StateAt]
+    final_state: str | None
+    terminal: bool
+    live_at_client_exit: bool | None
+    cancels: list[Via]
+    cancelled_by_client_at: float | None
+    refused: list[Refusal]
+    answers: list[Via]
+    median_interval: float | None = None
+    """The median of every interval between polls (back-off and open questions included)."""
+    server: str | None = field(default=None, metadata={"omit_none": True})
+
+    def canonical(self, raw: str) -> str:
+        return (a2a_state(raw) if self.protocol == "a2a" else mcp_state(raw)).canonical
+
+    @property
+    def terminal_at(self) -> float | None:
+        return next((s.t for s in self.states if self.canonical(s.state) in TERMINAL), None)
+
+
+@dataclass
+class QuestionRow:
+    kind: str
+    task: str | None
+    keys: list[str]
+    opened: float
+    closed: float | None
+    answered_by: str | None
+    cancelled_instead: bool
+    polls_inside: list[float]
+    longest_gap: float | None
+    longest_gap_between: list[float] | None
+    cadence_outside: float | None
+    server: str | None = field(default=None, metadata={"omit_none": True})
+
+    @property
+    def what(self) -> str:
+        return self.task or ", ".join(self.keys) or self.kind
+
+
+@dataclass
+class Verdict:
+    verdict: str
+    evidence: list[str]
+
+
+@dataclass
+class PollVerdict(Verdict):
+    median_interval: float | None = None
+    settled_interval: float | None = None
+    requested_poll_ms: int | None = None
+
+
+@dataclass
+class CancelVerdict(Verdict):
+    live_tasks: list[str] = field(default_factory=list)
+    cancelled: list[str] = field(default_factory=list)
+    sent: bool | None = None
+
+
+@dataclass
+class QuestionVerdict(Verdict):
+    longest_gap: float | None = None
+
+
+@dataclass
+class ShutdownVerdict(Verdict):
+    order: list[str] = field(default_factory=list)
+    """The shutdown steps in order (the client's signals and stdin close, the server's end)."""
+    server: str | None = None
+    """How the server ended."""
+    orphaned: bool | None = None
+    """None when it cannot be told (no session manifest)."""
+    recording_complete: bool = True
+
+
+@dataclass
+class Verdicts:
+    poll_intervals: PollVerdict
+    cancel_on_exit: CancelVerdict
+    elicitation_gaps: QuestionVerdict
+    shutdown: ShutdownVerdict | None = field(default=None, metadata={"omit_none": True})
+
+    TITLES = (
+        ("poll_intervals", "Poll intervals"),
+        ("cancel_on_exit", "Cancel on exit"),
+        ("elicitation_gaps", "Polling while a question was open"),
+        ("shutdown", "Shutdown"),
+    )
+
+    def titled(self) -> list[tuple[str, str, Verdict]]:
+        return [(key, title, verdict) for key, title in self.TITLES if (verdict := getattr(self, key)) is not None]
+
+
+@dataclass
+class FindingRow:
+    code: str
+    severity: str
+    message: str
+    advice: str
+    times: list[float]
+    task: str | None
+    count: int
+    server: str | None = field(default=None, metadata={"omit_none": True})
+
+
+@dataclass
+class Report:
+    """One recording's (or one session's) report. Fields marked ``json: False`` in their metadata are for
+    renderers only (the traffic the timeline draws, the rows the HTML page lists)."""
+
+    report_format: int
+    recording: RecordingInfo
+    messages: MessageCounts
+    latency: list[LatencyRow]
+    poll_rule: str
+    client_exit: ClientExit | None
+    server_exit: ServerExit | None
+    tasks: list[TaskRow]
+    questions: list[QuestionRow]
+    verdicts: Verdicts
+    findings: list[FindingRow]
+    servers: list[str] = field(default_factory=list)
+    """The servers whose recordings this report covers (a session); empty for a lone recording."""
+    activity: Any = field(default=None, metadata={"json": False})
+    """``analysis.activity.Activity``: the traffic per connection, for the timeline."""
+    rows: list[Any] = field(default_factory=list, metadata={"json": False})
+    """Timeline rows (``render.timeline.Row``) kept for the HTML page, at most its limit."""
+    rows_left_out: int = field(default=0, metadata={"json": False})
+    methods: list[tuple[str, str]] = field(default_factory=list, metadata={"json": False})
+    """(direction, method) of every request and notification, in order, when asked for (``check``)."""
+    parts: list[Report] = field(default_factory=list, metadata={"json": False})
+    """A session's report: each server's own report, on the session's clock."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.metadata.get("json", True)}
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in fields(value)
+            if not (f.metadata.get("omit_none") and getattr(value, f.name) is None)
+        }
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value

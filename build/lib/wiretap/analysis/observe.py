@@ -1,0 +1,308 @@
+"""Streams over a recording's events and keeps what a behaviour profile needs (see profile.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
+
+from wiretap.recording.events import Direction, Event, Kind
+
+if TYPE_CHECKING:
+    from wiretap.analysis.profile import Handshake, HttpTraits, ServerRequest, Shutdown, Step
+
+HANDSHAKES = ("initialize", "server/discover")
+LONG_LIVED = frozenset({"subscriptions/listen"})
+STATELESS_FROM = "2026-07-28"
+META = "io.modelcontextprotocol/"
+TOGETHER = 0.005
+
+
+def _d(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _id(value: Any) -> Hashable:
+    return json.dumps(value, sort_keys=True)
+
+
+def _type(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return "null" if value is None else "boolean"
+    return "string" if isinstance(value, str) else "number" if isinstance(value, int | float) else "other"
+
+
+def era(version: str | None) -> str:
+    if not version:
+        return "unknown"
+    return "stateless (2026-07-28 on)" if version >= STATELESS_FROM else "session (initialize, up to 2025-11-25)"
+
+
+def _answer(method: str, body: dict[str, Any]) -> str:
+    if "error" in body:
+        return f"error {_d(body['error']).get('code')}"
+    result = _d(body.get("result"))
+    if "action" in result:
+        return f"result: {result['action']}"
+    if method == "roots/list":
+        return f"result: {len(result.get('roots') or [])} root(s)"
+    return "result"
+
+
+def _actions(responses: dict[str, Any], keys: list[str]) -> str:
+    actions = sorted({str(_d(responses.get(key)).get("action", "?")) for key in keys})
+    return "/".join(actions)
+
+
+def _within(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
+    """``short``'s keys appear in ``long`` in the same order."""
+    rest = iter(long)
+    return all(key in rest for key in short)
+
+
+def _together(steps: list[tuple[float, str]]) -> list[tuple[float, str]]:
+    """What the client did within ``TOGETHER`` seconds is one step (``SIGTERM + stdin closed``): which of
+    the two reached the tap first is a race, not a behaviour. The server's end stays a step of its own."""
+    grouped: list[tuple[float, list[str]]] = []
+    for t, what in steps:
+        joins = grouped and t - grouped[-1][0] <= TOGETHER and not grouped[-1][1][0].startswith("server ")
+        if joins and not what.startswith("server "):
+            grouped[-1][1].append(what)
+        else:
+            grouped.append((t, [what]))
+    return [(t, " + ".join(sorted(whats))) for t, whats in grouped]
+
+
+class Observer:
+    def __init__(self) -> None:
+        self._attempts: list[tuple[str, Hashable, dict[str, Any]]] = []
+        self._outcomes: dict[Hashable, str] = {}
+        self._first_meta: dict[str, Any] = {}
+        self._meta_keys: set[str] = set()
+        self._requests = 0
+        self._with_meta = 0
+        self._id_types: set[str] = set()
+        self._key_orders: list[tuple[str, ...]] = []
+        self._steps: list[list[str]] = []
+        self._in_flight: dict[Hashable, int] = {}
+        self._server_pending: dict[Hashable, str] = {}
+        self._mrtr_pending: dict[str, str] = {}
+        self._answers: dict[tuple[str, str], None] = {}
+        self._http_methods: set[str] = set()
+        self._mcp_headers: set[str] = set()
+        self._version_headers: set[str] = set()
+        self._session_id = False
+        self._exit_steps: list[tuple[float, str]] = []
+        self._server_exit: tuple[float, str] | None = None
+        self._complete = False
+        self._http = False
+        self._last_close: float | None = None
+
+    def feed(self, event: Event) -> None:
+        kind = event.get("kind")
+        if kind == Kind.MESSAGE:
+            body = event.get("msg")
+            for item in body if isinstance(body, list) else [body]:
+                if isinstance(item, dict):
+                    self._message(event, item)
+        elif kind in (Kind.HTTP_REQUEST, Kind.HTTP_RESPONSE):
+            self._http_event(event)
+        elif kind == Kind.EOF and event.get("dir") == Direction.C2S:
+            self._exit_steps.append((float(event["t"]), "stdin closed"))
+        elif kind == Kind.SIGNAL and not self._http:
+            # A proxy's signal is its own (wiretap stopping it), not the client's doing.
+            self._exit_steps.append((float(event["t"]), str(event.get("signal"))))
+        elif kind == Kind.EXIT:
+            how = f"killed by {event['signal']}" if "signal" in event else f"exited with code {event.get('code')}"
+            self._server_exit = (float(event["t"]), how)
+            self._exit_steps.append((float(event["t"]), f"server {how}"))
+        elif kind == Kind.CONNECTION and event.get("state") == "closed":
+            self._last_close = float(event["t"])
+        elif kind == Kind.END:
+            self._complete = True
+
+    # -- messages
+
+    def _message(self, event: Event, body: dict[str, Any]) -> None:
+        direction = str(event.get("dir"))
+        rest = event.get("rest")
+        method = rest.get("operation") if isinstance(rest, dict) else body.get("method")
+        key = ("ex", event.get("ex")) if isinstance(rest, dict) else _id(body.get("id"))
+        if isinstance(method, str) and direction == Direction.C2S and (isinstance(rest, dict) or "method" in body):
+            self._client_request(method, body, key, event)
+        elif isinstance(method, str) and direction == Direction.S2C and "method" in body:
+            self._server_message(method, body, key)
+        elif direction == Direction.S2C:
+            self._in_flight.pop(key, None)
+            self._results(body)
+        elif direction == Direction.C2S and key in self._server_pending:
+            method = self._server_pending.pop(key)
+            self._answers[(method, _answer(method, body))] = None
+
+    def _client_request(self, method: str, body: dict[str, Any], key: Hashable, event: Event) -> None:
+        params = _d(body.get("params"))
+        is_request = "id" in body or isinstance(event.get("rest"), dict)
+        label = f"→ {method}"
+        if isinstance(params.get("inputResponses"), dict):
+            label += " +inputResponses"
+            self._mrtr_answered(method, params["inputResponses"])
+        self._step(label, request_key=key if is_request and method not in LONG_LIVED else None)
+        if not is_request:
+            return
+        self._requests += 1
+        self._id_types.add(_type(body.get("id")))
+        self._key_order(tuple(body))
+        meta = _d(params.get("_meta"))
+        if meta:
+            self._with_meta += 1
+            self._meta_keys.update(meta)
+            if not self._first_meta and any(k.startswith(META) for k in meta):
+                self._first_meta = meta
+        if method in HANDSHAKES:
+            self._attempts.append((method, key, params))
+
+    def _key_order(self, order: tuple[str, ...]) -> None:
+        """Kept once per order; a request without params follows the order of one with them."""
+        if any(_within(order, seen) for seen in self._key_orders):
+            return
+        self._key_orders = [seen for seen in self._key_orders if not _within(seen, order)] + [order]
+
+    def _server_message(self, method: str, body: dict[str, Any], key: Hashable) -> None:
+        self._step(f"← {method}", request_key=None)
+        if "id" in body:
+            self._server_pending[key] = method
+
+    def _results(self, body: dict[str, Any]) -> None:
+        key = _id(body.get("id"))
+        for attempt in self._attempts:
+            if attempt[1] == key and key not in self._outcomes:
+                error = body.get("error")
+                self._outcomes[key] = f"error {_d(error).get('code')}" if error is not None else "ok"
+        requests = _d(_d(body.get("result")).get("inputRequests"))
+        for name, request in requests.items():
+            self._mrtr_pending[name] = str(_d(request).get("method") or "?")
+
+    def _mrtr_answered(self, method: str, responses: dict[str, Any]) -> None:
+        by_method: dict[str, list[str]] = {}
+        for name in responses:
+            if name in self._mrtr_pending:
+                by_method.setdefault(self._mrtr_pending.pop(name), []).append(name)
+        for asked, names in by_method.items():
+            answer = f"{method} retried with inputResponses: {_actions(responses, names)}"
+            self._answers[(f"{asked} (input_required)", answer)] = None
+
+    def _step(self, label: str, *, request_key: Hashable | None) -> None:
+        if not self._in_flight or not self._steps:
+            self._steps.append([])
+        if label not in self._steps[-1]:
+            self._steps[-1].append(label)
+        if request_key is not None:
+            self._in_flight[request_key] = 1
+
+    # -- http
+
+    def _http_event(self, event: Event) -> None:
+        self._http = True
+        headers = _d(event.get("headers"))
+        if "mcp-session-id" in headers:
+            self._session_id = True
+        if event.get("kind") != Kind.HTTP_REQUEST:
+            return
+        method = str(event.get("method"))
+        self._http_methods.add(method)
+        if method == "DELETE":
+            self._exit_steps.append((float(event["t"]), "DELETE"))
+        self._mcp_headers.update(name for name in headers if name.startswith("mcp-"))
+        version = headers.get("mcp-protocol-version")
+        if isinstance(version, str):
+            self._version_headers.add(version)
+
+    # -- results
+
+    def handshake(self) -> Handshake:
+        from wiretap.analysis.profile import Handshake
+
+        chosen = next(
+            (a for a in reversed(self._attempts) if self._outcomes.get(a[1]) == "ok"),
+            self._attempts[-1] if self._attempts else None,
+        )
+        method, params = (chosen[0], chosen[2]) if chosen else (None, {})
+        meta = _d(params.get("_meta")) or self._first_meta
+        version = params.get("protocolVersion") or meta.get(META + "protocolVersion")
+        info = _d(params.get("clientInfo")) or _d(meta.get(META + "clientInfo"))
+        capabilities = params.get("capabilities", meta.get(META + "clientCapabilities"))
+        return Handshake(
+            method=method,
+            protocol_version=str(version) if version else None,
+            era=era(str(version) if version else None),
+            client_name=info.get("name"),
+            client_version=info.get("version"),
+            capabilities=capabilities if isinstance(capabilities, dict) else None,
+            meta_keys=tuple(sorted(self._meta_keys)),
+            meta_on="none"
+            if not self._with_meta
+            else "every request"
+            if self._with_meta == self._requests
+            else "some requests",
+            id_types=tuple(sorted(self._id_types)),
+            key_order=tuple(",".join(order) for order in self._key_orders[:4]),
+            attempts=tuple(f"{m} ({self._outcomes.get(k, 'no answer')})" for m, k, _ in self._attempts),
+        )
+
+    def steps(self) -> tuple[Step, ...]:
+        from wiretap.analysis.profile import Step
+
+        raw = [tuple(sorted(items)) for items in self._steps if items]
+        out: list[Step] = []
+        n = 0
+        while n < len(raw):
+            # A run of the same step (polls) or of the same pair (poll, progress) is one behaviour.
+            if out and out[-1].items == raw[n]:
+                out[-1] = Step(raw[n], repeated=True)
+                n += 1
+            elif len(out) >= 2 and (out[-2].items, out[-1].items) == tuple(raw[n : n + 2]):
+                out[-1] = Step(out[-1].items, repeated=True)
+                n += 2
+            else:
+                out.append(Step(raw[n]))
+                n += 1
+        return tuple(out)
+
+    def server_requests(self) -> tuple[ServerRequest, ...]:
+        from wiretap.analysis.profile import ServerRequest
+
+        answers = dict(self._answers)
+        for method in self._server_pending.values():
+            answers[(method, "unanswered")] = None
+        for method in self._mrtr_pending.values():
+            answers[(f"{method} (input_required)", "unanswered")] = None
+        return tuple(ServerRequest(m, a) for m, a in sorted(answers))
+
+    def http_traits(self) -> HttpTraits:
+        from wiretap.analysis.profile import HttpTraits
+
+        return HttpTraits(
+            session_id=self._session_id,
+            get_stream="GET" in self._http_methods,
+            delete_on_exit="DELETE" in self._http_methods,
+            mcp_headers=tuple(sorted(self._mcp_headers)),
+            protocol_version_header=tuple(sorted(self._version_headers)),
+            methods=tuple(sorted(self._http_methods)),
+        )
+
+    def shutdown(self, client_exited: float | None) -> Shutdown:
+        from wiretap.analysis.profile import Shutdown, ShutdownStep
+
+        steps = sorted(self._exit_steps)
+        if self._http and self._last_close is not None:
+            steps.append((self._last_close, "connections closed"))
+        start = steps[0][0] if steps else 0.0
+        orphaned = None
+        if client_exited is not None and self._server_exit is not None:
+            orphaned = self._server_exit[0] > client_exited
+        return Shutdown(
+            steps=tuple(ShutdownStep(what, round(t - start, 3)) for t, what in _together(steps)),
+            server=self._server_exit[1] if self._server_exit else None,
+            recording_complete=self._complete,
+            orphaned=orphaned,
+        )

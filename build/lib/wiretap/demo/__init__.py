@@ -1,0 +1,1 @@
+"""A small MCP server and client, bundled so that ``wiretap demo`` works offline right after install."""

@@ -1,0 +1,208 @@
+"""An HTTP recording as HAR 1.2, which browser devtools open: one entry per exchange.
+
+wiretap records messages, not body bytes, so bodies are rebuilt from the recorded messages (a JSON
+body as JSON, an event stream as its events); header values are as recorded, credentials redacted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from wiretap import __version__
+from wiretap.errors import BadInput
+from wiretap.recording.events import Direction, Event, Kind, utc_iso_ms
+from wiretap.recording.reader import open_recording
+
+REBUILT = "rebuilt by wiretap from the recorded messages; headers as recorded (credentials redacted)"
+
+
+class NotHttp(BadInput):
+    """A stdio recording: there are no HTTP exchanges to put in a HAR file."""
+
+
+def _headers(recorded: Any) -> list[dict[str, str]]:
+    out = []
+    for name, value in (recorded or {}).items():
+        for one in value if isinstance(value, list) else [value]:
+            out.append({"name": str(name), "value": str(one)})
+    return out
+
+
+def _header(recorded: Any, name: str) -> str | None:
+    value = (recorded or {}).get(name)
+    if isinstance(value, list):
+        return str(value[0]) if value else None
+    return str(value) if value is not None else None
+
+
+def _body_text(event: Event) -> str:
+    if "msg" in event:
+        return json.dumps(event["msg"], ensure_ascii=False)
+    return str(event.get("raw", ""))
+
+
+def _sse_text(event: Event) -> str:
+    fields = event.get("sse") if event.get("kind") == Kind.MESSAGE else event
+    lines = [f"{key}: {fields[key]}" for key in ("event", "id", "retry") if isinstance(fields, dict) and key in fields]
+    if event.get("kind") == Kind.MESSAGE:
+        lines += [f"data: {line}" for line in _body_text(event).splitlines() or [""]]
+    return "\n".join(lines) + "\n\n"
+
+
+def _ms(seconds: float) -> float:
+    return round(max(0.0, seconds) * 1000, 3)
+
+
+@dataclass
+class _Exchange:
+    ex: int
+    request: Event
+    response: Event | None = None
+    end: Event | None = None
+    last_t: float = 0.0
+    sent: list[Event] = field(default_factory=list)
+    received: list[Event] = field(default_factory=list)
+    error: str | None = None
+
+    def entry(self, started: float, origin: str) -> dict[str, Any]:
+        request, response, end = self.request, self.response, self.end
+        t0 = float(request["t"])
+        t_head = float(response["t"]) if response is not None else None
+        t_end = float(end["t"]) if end is not None else self.last_t
+        version = f"HTTP/{request.get('version') or '1.1'}"
+        query = request.get("query") or ""
+        url = f"{origin}{request.get('path', '/')}{'?' + query if query else ''}"
+        entry: dict[str, Any] = {
+            "startedDateTime": utc_iso_ms(started + t0),
+            "time": 0.0,
+            "request": {
+                "method": str(request.get("method", "GET")),
+                "url": url,
+                "httpVersion": version,
+                "cookies": [],
+                "headers": _headers(request.get("headers")),
+                "queryString": [{"name": k, "value": v} for k, v in parse_qsl(query, keep_blank_values=True)],
+                "headersSize": -1,
+                "bodySize": int(end.get("bytes_in", -1)) if end is not None else -1,
+            },
+            "response": self._response(version),
+            "cache": {},
+            "timings": {"blocked": -1, "dns": -1, "connect": -1, "send": 0.0, "wait": 0.0, "receive": 0.0},
+            "_exchange": self.ex,
+            "_resourceType": "fetch",
+        }
+        if self.sent:
+            entry["request"]["postData"] = {
+                "mimeType": _header(request.get("headers"), "content-type") or "application/json",
+                "text": "\n".join(_body_text(e) for e in self.sent),
+                "comment": REBUILT,
+            }
+        timings = entry["timings"]
+        timings["wait"] = _ms((t_head if t_head is not None else t_end) - t0)
+        timings["receive"] = _ms(t_end - t_head) if t_head is not None else 0.0
+        entry["time"] = round(timings["send"] + timings["wait"] + timings["receive"], 3)
+        if request.get("conn") is not None:
+            entry["connection"] = str(request["conn"])
+        if "event-stream" in entry["response"]["content"]["mimeType"]:
+            entry["_resourceType"] = "eventsource"
+        outcome = end.get("outcome") if end is not None else "not finished when the recording ended"
+        if outcome != "complete":
+            entry["comment"] = f"exchange {self.ex}: {outcome}"
+        return entry
+
+    def _response(self, version: str) -> dict[str, Any]:
+        response = self.response or {}
+        headers = response.get("headers")
+        mime = _header(headers, "content-type") or ("text/plain" if self.error else "x-unknown")
+        if "event-stream" in mime:
+            text = "".join(_sse_text(e) for e in self.received)
+        elif self.received:
+            text = "\n".join(_body_text(e) for e in self.received)
+        else:
+            text = self.error or ""
+        content: dict[str, Any] = {"size": len(text.encode()), "mimeType": mime}
+        if text:
+            content |= {"text": text, "comment": REBUILT}
+        location = _header(headers, "location") or ""
+        return {
+            "status": int(response.get("status", 0)),
+            "statusText": str(response.get("reason") or ""),
+            "httpVersion": version,
+            "cookies": [],
+            "headers": _headers(headers),
+            "content": content,
+            "redirectURL": location,
+            "headersSize": -1,
+            "bodySize": int(self.end.get("bytes_out", -1)) if self.end is not None else -1,
+        }
+
+
+def _started_epoch(header: Event) -> float:
+    started = str(header.get("started", "1970-01-01T00:00:00.000Z")).replace("Z", "+00:00")
+    try:
+        return datetime.fromisoformat(started).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _origin(header: Event, events_seen: list[Event]) -> str:
+    upstream = header.get("upstream") or next((e.get("upstream") for e in events_seen if "upstream" in e), None)
+    parts = urlsplit(str(upstream or "http://upstream"))
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def build_har(header: Event, events: Iterable[Event]) -> dict[str, Any]:
+    """HAR 1.2 (``{"log": …}``) of an HTTP recording's exchanges, in the order they started."""
+    if header.get("transport") != "http":
+        name = header.get("name", "this recording")
+        raise NotHttp(
+            f"nothing to export as HAR: {name} is a {header.get('transport', 'stdio')} recording, and HAR holds "
+            "HTTP exchanges (record with 'wiretap proxy'; try --format mermaid or svg)"
+        )
+    exchanges: dict[int, _Exchange] = {}
+    listens: list[Event] = []
+    for event in events:
+        kind, ex = event.get("kind"), event.get("ex")
+        if kind == Kind.LISTEN:
+            listens.append(event)
+        if not isinstance(ex, int):
+            continue
+        if kind == Kind.HTTP_REQUEST:
+            exchanges[ex] = _Exchange(ex, event, last_t=float(event["t"]))
+            continue
+        exchange = exchanges.get(ex)
+        if exchange is None:
+            continue
+        exchange.last_t = float(event["t"])
+        if kind == Kind.HTTP_RESPONSE:
+            exchange.response = event
+        elif kind == Kind.HTTP_END:
+            exchange.end = event
+        elif kind == Kind.MESSAGE:
+            (exchange.sent if event.get("dir") == Direction.C2S.value else exchange.received).append(event)
+        elif kind == Kind.SSE:
+            exchange.received.append(event)
+        elif kind == Kind.ERROR:
+            exchange.error = f"wiretap: {event.get('error')}: {event.get('message', '')}"
+    started, origin = _started_epoch(header), _origin(header, listens)
+    entries = [exchange.entry(started, origin) for exchange in sorted(exchanges.values(), key=lambda x: x.request["t"])]
+    return {
+        "log": {
+            "version": "1.2",
+            "creator": {"name": "wiretap", "version": __version__},
+            "pages": [],
+            "entries": entries,
+            "comment": f"wiretap proxy recording {header.get('name')} of {header.get('upstream')}: {REBUILT}",
+        }
+    }
+
+
+def har_of_recording(path: Path) -> dict[str, Any]:
+    with open_recording(path) as reader:
+        return build_har(reader.header, reader.events())

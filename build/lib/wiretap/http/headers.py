@@ -1,0 +1,51 @@
+"""Which headers a proxy passes on, and how they are recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from multidict import CIMultiDict
+
+from wiretap.wire.redact import redact_header
+
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+
+
+def end_to_end(headers: Iterable[tuple[str, str]], connection: str | None) -> CIMultiDict[str]:
+    """The headers that travel end to end: everything but hop-by-hop ones and those named in Connection."""
+    named = {token.strip().lower() for token in (connection or "").split(",") if token.strip()}
+    out: CIMultiDict[str] = CIMultiDict()
+    for name, value in headers:
+        lower = name.lower()
+        if lower not in HOP_BY_HOP and lower not in named:
+            out.add(name, value)
+    return out
+
+
+def recorded_headers(headers: Iterable[tuple[str, str]], *, redact: bool) -> dict[str, Any]:
+    """Headers as a jq-friendly dict with lower-case names; a repeated header becomes a list."""
+    out: dict[str, Any] = {}
+    for name, value in headers:
+        lower = name.lower()
+        if redact:
+            value = redact_header(lower, value)
+        if lower in out:
+            previous = out[lower]
+            out[lower] = [*previous, value] if isinstance(previous, list) else [previous, value]
+        else:
+            out[lower] = value
+    return out

@@ -1,0 +1,1 @@
+"""Judging behaviour: expectations (``check``), behaviour profiles, ``diff`` and ``compare``."""

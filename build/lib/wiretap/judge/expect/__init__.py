@@ -1,0 +1,1 @@
+"""Expectations about behaviour, for CI: ``wiretap check RECORDING --expect EXPECT.yaml``."""

@@ -1,0 +1,1 @@
+"""OpenTelemetry: recordings as traces (mapping, OTLP/JSON, OTLP/HTTP push, live follower)."""

@@ -1,0 +1,1 @@
+"""Recordings on disk: writing them as traffic flows, reading them back."""

@@ -1,0 +1,80 @@
+"""The recording's vocabulary: format version, event kinds, directions and the header.
+
+A recording is JSON Lines. Line 1 is the header, each further line one event. Events are plain
+dicts on purpose: that is what ``jq`` sees, and what every analysis streams over.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from wiretap import __version__
+
+FORMAT_VERSION = 1
+"""Bump on any change a reader of the previous version could misread; add a converter in migrate.py."""
+
+Event = dict[str, Any]
+
+
+class Direction(StrEnum):
+    C2S = "c2s"
+    """Client to server: IN, as seen from the server."""
+    S2C = "s2c"
+    """Server to client: OUT."""
+
+
+class Kind(StrEnum):
+    HEADER = "header"
+    MESSAGE = "message"
+    STDERR = "stderr"
+    SPAWN = "spawn"
+    SPAWN_FAILED = "spawn_failed"
+    EOF = "eof"
+    SIGNAL = "signal"
+    EXIT = "exit"
+    ERROR = "error"
+    END = "end"
+    SSE = "sse"
+    CONNECTION = "connection"
+    HTTP_REQUEST = "http_request"
+    HTTP_RESPONSE = "http_response"
+    HTTP_END = "http_end"
+    REWRITE = "rewrite"
+    LISTEN = "listen"
+
+
+def utc_iso_ms(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Header:
+    """Line 1 of every recording."""
+
+    transport: str
+    name: str
+    argv: list[str]
+    started_epoch: float = field(default_factory=time.time)
+    redacted: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> Event:
+        return {
+            "kind": Kind.HEADER.value,
+            "format": FORMAT_VERSION,
+            "wiretap": __version__,
+            "started": utc_iso_ms(self.started_epoch),
+            "clock": "monotonic seconds since started",
+            "transport": self.transport,
+            "name": self.name,
+            "argv": self.argv,
+            "cwd": os.getcwd(),
+            "pid": os.getpid(),
+            "redacted": self.redacted,
+            **self.extra,
+        }

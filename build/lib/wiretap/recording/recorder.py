@@ -1,0 +1,307 @@
+"""The relay's side of the recorder: stamped bytes go down a pipe to a recorder process of its own.
+
+Transports call ``data()`` as bytes pass, before forwarding them: the forwarding path pays for one
+clock read and one ``writev``. Framing, parsing, redaction and disk writes happen in the recorder
+process (``sink.py``), on the other core, without this process's GIL; it outlives this process,
+so what the kernel holds when the relay is killed still reaches the recording.
+
+When the recorder falls behind, its inbox and then the pipe fill up. Then ``on_overload="block"``
+(the default) waits for it, slowing the traffic only at that bound; ``"drop"`` keeps the traffic's
+pace and counts exactly what it could not hand over, which the recorder writes as a
+``recording_gap`` event. If the recorder dies, traffic flows on and the file says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import IO, Any
+
+from wiretap.recording import channel
+from wiretap.recording.channel import Op
+from wiretap.recording.events import Header, Kind
+from wiretap.recording.streams import StreamSpec
+from wiretap.recording.writer import RecordingWriter, encode_event
+
+PIPE_SIZE = 1 << 20
+OVERLOAD_POLICIES = ("block", "drop")
+SETTLE_TIMEOUT = 60.0
+
+
+def stall_after() -> float:
+    """Seconds a recorder may take nothing before wiretap stops waiting for it (WIRETAP_RECORDER_STALL_S)."""
+    try:
+        return float(os.environ.get("WIRETAP_RECORDER_STALL_S", "10"))
+    except ValueError:
+        return 10.0
+
+
+def portable() -> bool:
+    """True when Linux-only primitives are to be left alone (what macOS gets; set to test that path)."""
+    return not sys.platform.startswith("linux") or os.environ.get("WIRETAP_PORTABLE") == "1"
+
+
+def grow_pipe(fd: int) -> int:
+    """Ask for a 1 MiB pipe buffer (Linux); elsewhere the system's default stays. Returns the size."""
+    import fcntl
+
+    if portable() or not hasattr(fcntl, "F_SETPIPE_SZ"):
+        return 0
+    try:
+        return fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    except OSError:
+        return 0
+
+
+@dataclass
+class _Gap:
+    since: float
+    size: int = 0
+    chunks: int = 0
+    events: int = 0
+
+    def __post_init__(self) -> None:
+        self.streams: dict[int, dict[str, Any]] = {}
+
+    def add_chunk(self, key: int, chunk: bytes) -> None:
+        self.size += len(chunk)
+        self.chunks += 1
+        counts = self.streams.setdefault(key, {"bytes": 0, "lines": 0, "ends_mid_frame": False})
+        counts["bytes"] += len(chunk)
+        counts["lines"] += chunk.count(b"\n")
+        counts["ends_mid_frame"] = not chunk.endswith(b"\n")
+
+    def to_dict(self) -> dict[str, Any]:
+        lines = sum(c["lines"] for c in self.streams.values())
+        streams = {str(k): v for k, v in self.streams.items()}
+        return {"since": round(self.since, 6), "bytes": self.size, "chunks": self.chunks, "lines": lines,
+                "events": self.events, "streams": streams}  # fmt: skip
+
+
+class Recorder:
+    def __init__(
+        self,
+        writer: RecordingWriter,
+        header: Header,
+        *,
+        redact: bool = True,
+        stderr: IO[str] | None = None,
+        on_overload: str = "block",
+    ) -> None:
+        self.writer = writer
+        self.redact = redact
+        self.drop = on_overload == "drop"
+        self._stderr = stderr or sys.stderr
+        self._start = time.monotonic()
+        # Reentrant: a signal handler on the main thread may record while the main thread records.
+        self._lock = threading.RLock()
+        self._ids: dict[Hashable, int] = {}
+        self._next_id = 1
+        self._gap: _Gap | None = None
+        self._header: dict[str, Any] = {}
+        self._dead = writer._fd < 0
+        self._lost_after_death = 0
+        self._fd = -1
+        self._control = -1
+        self._deadline: float | None = None
+        self._stalled = False
+        self._proc: subprocess.Popen[bytes] | None = None
+        if not self._dead:
+            self._start_sink()
+        # The monotonic origin lets recordings made side by side (a session) share one clock.
+        self._header = {
+            **header.to_dict(),
+            "monotonic_origin": round(self._start, 6),
+            "wall_origin_ns": time.time_ns() - round((time.monotonic() - self._start) * 1e9),
+        }
+        self._send_json(Op.HEADER, 0, 0.0, self._header)
+
+    def _start_sink(self) -> None:
+        read_end, self._fd = os.pipe()
+        # The goodbye goes down a pipe of its own, always empty until then: it never waits behind a backlog.
+        control_read, self._control = os.pipe()
+        grow_pipe(self._fd)
+        argv = [sys.executable, "-m", "wiretap.recording.sink", str(read_end), str(control_read)]
+        argv += [str(self.writer._fd), str(self.writer.path)]
+        try:
+            # Its own session: a signal for the relay's process group does not stop the recording.
+            self._proc = subprocess.Popen(
+                argv,
+                pass_fds=(read_end, control_read, self.writer._fd),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            self._recorder_died(f"cannot start the recorder: {exc}")
+        finally:
+            os.close(read_end)
+            os.close(control_read)
+        # Never a blocking write: a recorder that stops taking records must not hold traffic forever.
+        os.set_blocking(self._fd, False)
+
+    def stop_by(self, deadline: float) -> None:
+        """The relay is stopping: from now on wait for the recorder only until ``deadline`` (monotonic),
+        then count what it could not take (a ``recording_gap``) instead of holding the exit up."""
+        with self._lock:
+            self._deadline = deadline
+
+    def now(self) -> float:
+        return time.monotonic() - self._start
+
+    def open(self, key: Hashable, spec: StreamSpec) -> None:
+        """Route the bytes of ``key`` to a stream read as ``spec`` says, from now on."""
+        with self._lock:
+            key_id = self._ids[key] = self._next_id
+            self._next_id += 1
+            self._send_json(Op.OPEN, key_id, self.now(), spec.to_dict())
+
+    def data(self, key: Hashable, chunk: bytes) -> None:
+        """Bytes passing on stream ``key``, stamped now."""
+        key_id = self._ids.get(key)
+        if key_id is None:
+            return
+        with self._lock:
+            t = time.monotonic() - self._start
+            if not self._send([channel.head(Op.DATA, key_id, t, len(chunk)), chunk], t):
+                self._dropped(t).add_chunk(key_id, chunk)
+
+    def closed(self, key: Hashable) -> None:
+        """End of stream ``key``."""
+        with self._lock:
+            key_id = self._ids.pop(key, None)
+            if key_id is not None:
+                self._send_or_count([channel.encode(Op.CLOSED, key_id, self.now())])
+
+    def event(self, kind: Kind, **fields: Any) -> None:
+        with self._lock:
+            self._send_json(Op.EVENT, 0, self.now(), {"kind": kind.value, **fields})
+
+    def guard_process_group(self, pgid: int) -> None:
+        """If this process dies without ``close()``, the recorder kills process group ``pgid``."""
+        with self._lock:
+            self._send_or_count([channel.encode(Op.GUARD, pgid, self.now())])
+
+    def close(self, *, settle: bool = True, **summary: Any) -> None:
+        """Hand over the end event's summary and let the recorder finish on its own.
+
+        ``settle`` waits until the recording is complete (not what a relay that should exit now wants).
+        """
+        with self._lock:
+            summary.setdefault("ended", "normal")
+            if self._gap is not None:  # what could not be handed over since the last record
+                summary["gap"] = self._gap.to_dict()
+                self._gap = None
+            if self._control >= 0:
+                with contextlib.suppress(OSError):
+                    os.write(self._control, channel.encode_json(Op.CLOSE, 0, self.now(), summary))
+                os.close(self._control)
+                self._control = -1
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+            if self._dead and self.writer._fd >= 0:
+                self._append({"kind": Kind.END.value, **summary, "lost": self._lost_after_death, "lost_unknown": True})
+        if settle and self._proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(SETTLE_TIMEOUT)
+
+    def _send_json(self, op: Op, key: int, t: float, value: Any) -> None:
+        self._send_or_count([channel.encode_json(op, key, t, value)])
+
+    def _send_or_count(self, parts: list[bytes]) -> None:
+        t = self.now()
+        if not self._send(parts, t):
+            self._dropped(t).events += 1
+
+    def _dropped(self, t: float) -> _Gap:
+        if self._gap is None:
+            self._gap = _Gap(t)
+        return self._gap
+
+    def _send(self, parts: list[bytes], t: float) -> bool:
+        """Write one record (after any gap that came before it); False if it was not handed over."""
+        if self._dead or self._fd < 0:  # (after close: a late event from a thread still winding down)
+            self._lost_after_death += 1
+            return True  # counted here, not as a gap: nobody is left to write one
+        try:
+            if self._gap is not None:
+                gap = channel.encode_json(Op.GAP, 0, t, self._gap.to_dict())
+                if not self._write(gap):
+                    return False
+                self._gap = None
+            return self._write(b"".join(parts) if len(parts) > 2 else parts)
+        except (BrokenPipeError, ConnectionResetError):
+            self._recorder_died("the recorder process is gone")
+            return True
+
+    def _write(self, data: bytes | list[bytes]) -> bool:
+        pieces = [data] if isinstance(data, bytes) else data
+        total = sum(map(len, pieces))
+        while True:
+            try:
+                done = os.writev(self._fd, pieces)
+                break
+            except BlockingIOError:  # drop mode, or stopping: nothing went
+                if not self._may_wait():
+                    return False  # the record is dropped whole, and counted
+        self._stalled = False
+        if done < total:  # a partial write: finish the record, or the channel would be corrupt
+            rest = memoryview(b"".join(pieces))[done:]
+            while rest:
+                if not select.select([], [self._fd], [], stall_after())[1]:
+                    # Half a record in the pipe: there is no resuming that channel. A recorder that
+                    # takes nothing for this long is broken; end it, so that the file has one author.
+                    if self._proc is not None:
+                        self._proc.kill()
+                    self._recorder_died("the recorder stopped taking records in the middle of one")
+                    return True
+                with contextlib.suppress(BlockingIOError):
+                    rest = rest[os.write(self._fd, rest) :]
+        return True
+
+    def _may_wait(self) -> bool:
+        """Whether to wait for room in the pipe (True: it has some now, or the deadline is not yet).
+
+        Stopping: until the deadline. Drop mode: never. Block mode: as long as the recorder takes
+        something every ``stall_after()`` seconds; a recorder that takes nothing for that long is
+        stalled, and records are counted as not recorded until it takes one again."""
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                return False
+            select.select([], [self._fd], [], left)
+            return True
+        if self.drop or self._stalled:
+            return False
+        if select.select([], [self._fd], [], stall_after())[1]:
+            return True
+        self._stalled = True
+        print(f"wiretap: the recorder has taken nothing for {stall_after():g} s; traffic goes on, and "
+              "the recording counts what it misses until the recorder takes records again.",
+              file=self._stderr, flush=True)  # fmt: skip
+        return False
+
+    def _recorder_died(self, why: str) -> None:
+        if self._dead:
+            return
+        self._dead = True
+        with contextlib.suppress(OSError):
+            if os.fstat(self.writer._fd).st_size == 0:  # it died before it wrote anything
+                os.write(self.writer._fd, encode_event(self._header)[0])
+        print(f"wiretap: RECORDING FAILED for {self.writer.path}: {why}. Traffic keeps flowing.",
+              file=self._stderr, flush=True)  # fmt: skip
+        self._append({"kind": Kind.ERROR.value, "error": "recorder_died", "message": why})
+
+    def _append(self, fields: dict[str, Any]) -> None:
+        """Write straight to the file: only once the recorder process is gone."""
+        line = encode_event({"t": round(self.now(), 6), **fields})[0]
+        with contextlib.suppress(OSError):
+            os.write(self.writer._fd, b"\n" + line)

@@ -1,0 +1,251 @@
+"""The recorder process: reads a relay's records from a pipe and writes the recording.
+
+It runs apart from the relay, so it outlives it: when the relay is killed, it still drains what
+the kernel holds, writes an ``end`` event saying the relay died, and kills the server's process
+group (the server must not outlive its tap). Signals meant for the relay's process group do not
+reach it; it ends when the pipe does.
+
+A reader thread keeps the pipe empty into a bounded inbox (``INBOX_LIMIT``): only when the inbox is
+full does the pipe fill and the relay wait (``--on-overload block``) or drop (``drop``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from wiretap.recording.channel import Op, Record, RecordDecoder
+from wiretap.recording.events import Kind
+from wiretap.recording.streams import RecordStream, StreamSpec, make_stream
+from wiretap.recording.writer import RecordingWriter, encode_event
+
+READ_SIZE = 64 << 10
+"""Small enough that the relay waits at most one read's worth of recording when the inbox is full."""
+FLUSH_AT = 1 << 20
+STDERR_GRACE = 1.0
+"""Seconds after the relay's goodbye that a recording failure can still be reported on its stderr."""
+LITTLE = 64 << 10
+POOL_FOR = 0.002
+INBOX_LIMIT = 64 << 20
+"""Bytes read from the pipe but not yet recorded, at most: the recorder's share of the memory bound."""
+
+
+class Inbox:
+    """The pipe, read on a thread of its own into a bounded queue of chunks."""
+
+    def __init__(self, fd: int, limit: int = INBOX_LIMIT) -> None:
+        self._fd = fd
+        self._limit = limit
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._eof = False
+        self._cond = threading.Condition()
+        threading.Thread(target=self._read, name="wiretap-inbox", daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            with self._cond:
+                while self._size >= self._limit:
+                    self._cond.wait()
+            try:
+                data = os.read(self._fd, READ_SIZE)
+            except OSError:
+                data = b""
+            if 0 < len(data) < LITTLE:
+                # A trickle: let it pool in the pipe for a moment. A reader blocked in read() is woken by
+                # every write, which costs the relay a wake-up (and a core switch) per record.
+                time.sleep(POOL_FOR)
+            with self._cond:
+                if not data:
+                    self._eof = True
+                else:
+                    self._chunks.append(data)
+                    self._size += len(data)
+                self._cond.notify_all()
+            if not data:
+                return
+
+    def take(self) -> bytes | None:
+        """The next chunk read, waiting for one; None at the end of the pipe."""
+        with self._cond:
+            while not self._chunks and not self._eof:
+                self._cond.wait()
+            if not self._chunks:
+                return None
+            data = self._chunks.popleft()
+            self._size -= len(data)
+            self._cond.notify_all()
+            return data
+
+    def empty(self) -> bool:
+        with self._cond:
+            return not self._chunks
+
+
+class Sink:
+    """Turns records into events in the file."""
+
+    def __init__(self, writer: RecordingWriter) -> None:
+        self.writer = writer
+        self.redact = True
+        self._streams: dict[int, RecordStream] = {}
+        self._guard: int | None = None
+        self._last_t = 0.0
+        self.dropped: dict[str, int] = {"events": 0, "messages": 0, "bytes": 0}
+        self.summary: dict[str, Any] | None = None
+
+    def handle(self, record: Record) -> None:
+        op, key, t = record.op, record.key, round(record.t, 6)
+        if op is Op.DATA:
+            stream = self._streams.get(key)
+            if stream is not None:
+                self._write_all(stream.feed(t, record.payload))
+        elif op is Op.EVENT:
+            self._write_all([({"t": t, **record.json()}, None)])
+        elif op is Op.OPEN:
+            spec = StreamSpec(**record.json())
+            self._streams[key] = make_stream(spec, redact=self.redact)
+        elif op is Op.CLOSED:
+            stream = self._streams.pop(key, None)
+            if stream is not None:
+                self._write_all(stream.close(t))
+                self.dropped["messages"] += stream.lost
+        elif op is Op.GAP:
+            self._gap(t, record.json())
+        elif op is Op.HEADER:
+            header = record.json()
+            self.redact = bool(header.get("redacted", True))
+            self.writer.add(0.0, encode_event(header))
+        elif op is Op.GUARD:
+            self._guard = key
+        elif op is Op.CLOSE:
+            self.summary = record.json()
+            if "gap" in self.summary:
+                self._gap(t, self.summary.pop("gap"))
+        self._last_t = max(self._last_t, t)
+
+    def _gap(self, t: float, gap: dict[str, Any]) -> None:
+        for key_text, counts in gap["streams"].items():
+            stream = self._streams.get(int(key_text))
+            if stream is not None:
+                stream.gap(t, ends_mid_frame=counts["ends_mid_frame"])
+            self.dropped["messages"] += counts["lines"]
+            self.dropped["bytes"] += counts["bytes"]
+        self.dropped["events"] += gap["events"]
+        fields = {
+            "t": t,
+            "kind": Kind.ERROR.value,
+            "error": "recording_gap",
+            "message": "the recorder could not keep up (--on-overload drop): "
+            f"{gap['bytes']} byte(s) in {gap['chunks']} chunk(s) and {gap['events']} event(s) were not recorded",
+            "since": gap["since"],
+            **{k: gap[k] for k in ("bytes", "chunks", "lines", "events")},
+        }
+        self.writer.add(t, encode_event(fields))
+
+    def _write_all(self, recorded: Any) -> None:
+        for fields, msg_bytes in recorded:
+            self.writer.add(fields["t"], encode_event(fields, msg_bytes))
+
+    def record_safely(self, record: Record) -> None:
+        try:
+            self.handle(record)
+        except Exception as exc:
+            self.internal_error(exc)
+
+    def internal_error(self, exc: BaseException) -> None:
+        fields = {"t": self._last_t, "kind": Kind.ERROR.value, "error": "recorder", "message": repr(exc)}
+        self.writer.add(self._last_t, encode_event(fields))
+
+    def finish(self) -> None:
+        """The pipe ended: write the end event (and, if the relay died, what its open streams held)."""
+        summary = self.summary
+        if summary is None:
+            summary = {"ended": "relay_died", "message": "the relay ended without closing the recording (killed?)"}
+            self._kill_guarded_group()
+            for stream in self._streams.values():  # half a line that passed is still recorded
+                with contextlib.suppress(Exception):
+                    self._write_all(r for r in stream.close(self._last_t) if r[0]["kind"] != Kind.EOF.value)
+        self.dropped["messages"] += sum(stream.lost for stream in self._streams.values())
+        lost_events = self.dropped["events"] + self.dropped["messages"]
+        end = {"t": round(self._last_t, 6), "kind": Kind.END.value, **summary, "recorder_max_rss": _max_rss()}
+        if self.dropped["bytes"] or lost_events:
+            end["dropped"] = dict(self.dropped)
+        self.writer.close(end, lost_elsewhere=lost_events)
+
+    def _kill_guarded_group(self) -> None:
+        if self._guard:
+            with contextlib.suppress(OSError):
+                os.killpg(self._guard, signal.SIGKILL)
+
+
+def _max_rss() -> int:
+    """This process's peak resident memory in bytes (the kernel's figure)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+class Control:
+    """The relay's goodbye (a CLOSE record), read on a thread as soon as it comes. Soon after it the
+    recorder lets go of the relay's stderr (at once if it is done by then), so that whoever reads that
+    stderr sees it end with the relay, not with a backlog being recorded."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self.data = b""
+        self.finished = threading.Event()
+        self._read_all = threading.Event()
+        self._thread = threading.Thread(target=self._read, name="wiretap-control", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self._fd, 1 << 16):
+                self.data += chunk
+        self._read_all.set()
+        if not self.finished.wait(STDERR_GRACE):
+            _release_stderr()
+
+    def records(self) -> list[Record]:
+        self._read_all.wait()
+        return list(RecordDecoder().feed(self.data))
+
+
+def run(in_fd: int, control_fd: int, out_fd: int, path: Path) -> None:
+    writer = RecordingWriter(out_fd, path)
+    sink, decoder, control, inbox = Sink(writer), RecordDecoder(), Control(control_fd), Inbox(in_fd)
+    while (data := inbox.take()) is not None:
+        for record in decoder.feed(data):
+            sink.record_safely(record)
+        del data
+        if writer.pending_size > FLUSH_AT or inbox.empty():
+            writer.flush()
+    for record in control.records():
+        sink.record_safely(record)
+    sink.finish()
+    control.finished.set()
+
+
+def _release_stderr() -> None:
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+
+
+def main() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_IGN)
+    run(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
+
+
+if __name__ == "__main__":
+    main()

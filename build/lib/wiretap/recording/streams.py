@@ -1,0 +1,242 @@
+"""What the recorder does with the bytes of each stream: one small class per way of framing them.
+
+A stream turns stamped chunks into events (fields, plus the JSON text to splice in as ``msg``).
+Streams live in the recorder process only; a relay names the one it wants with a ``StreamSpec``.
+A frame the recorder cannot make sense of costs that frame only: it is kept raw, next to an
+``error`` event saying why.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from wiretap.http.encoding import INFLATED_LIMIT, Decompressor
+from wiretap.recording.events import Event, Kind
+from wiretap.wire.framing import Frame, LineFramer
+from wiretap.wire.messages import record_frame
+from wiretap.wire.redact import LineRedactor, redact_json, redact_text
+from wiretap.wire.sse import SSEDecoder, SSEEvent
+
+Recorded = tuple[Event, bytes | bytearray | None]
+PREVIEW = 64 << 10
+"""How much of a body too big to decompress whole is kept in the recording."""
+
+
+class RecordStream(Protocol):
+    lost: int
+    """Messages this stream could not record (a ``--on-overload drop`` gap cut them)."""
+
+    def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]: ...
+
+    def gap(self, t: float, *, ends_mid_frame: bool) -> None: ...
+
+    def close(self, t: float) -> Iterator[Recorded]: ...
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """How the recorder should read a stream: ``line``, ``stderr``, ``body`` or ``sse``."""
+
+    framing: str
+    base: Event = field(default_factory=dict)
+    encoding: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def make_stream(spec: StreamSpec, *, redact: bool) -> RecordStream:
+    if spec.framing == "line":
+        return LineStream(spec.base["dir"], redact=redact)
+    if spec.framing == "stderr":
+        return StderrStream(redact=redact)
+    if spec.framing == "sse":
+        return SSEStream(spec.base, redact=redact, encoding=spec.encoding)
+    return BodyStream(spec.base, redact=redact, encoding=spec.encoding)
+
+
+def _raw(frame: Frame, *, redact: bool = False) -> Event:
+    text = bytes(frame).decode("utf-8", errors="replace")
+    if not redact:
+        return {"size": len(frame), "raw": text, "raw_base64": base64.b64encode(frame).decode("ascii")}
+    try:
+        return {"size": len(frame), "raw": _redacted(text)}
+    except Exception:  # never keep unredacted what the redactor could not read
+        return {"size": len(frame), "raw": "[not recorded: the redactor could not read it]"}
+
+
+def _redacted(text: str) -> str:
+    """JSON redacted as JSON and written with ASCII escapes (a lone surrogate survives that); else as text."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return redact_text(text)[0]
+    return json.dumps(redact_json(value)[0], ensure_ascii=True, separators=(",", ":"))
+
+
+def message(t: float, base: Event, frame: Frame, *, redact: bool, **extra: Any) -> Iterator[Recorded]:
+    """The frame as a message event; if reading it fails, the frame raw and an error saying why."""
+    try:
+        recorded = record_frame(frame, redact=redact)
+    except Exception as exc:  # whatever a frame does to the parser, it costs that frame only
+        yield {"t": t, "kind": Kind.MESSAGE.value, **base, **_raw(frame, redact=redact), **extra}, None
+        yield {"t": t, "kind": Kind.ERROR.value, "error": "bad_frame", **base, "message": repr(exc)}, None
+        return
+    yield {"t": t, "kind": Kind.MESSAGE.value, **base, **recorded.fields, **extra}, recorded.msg_bytes
+
+
+class LineStream:
+    """Newline-delimited messages (MCP stdio)."""
+
+    def __init__(self, direction: str, *, redact: bool) -> None:
+        self._base = {"dir": direction}
+        self._framer = LineFramer()
+        self._redact = redact
+        self._skip_fragment = False
+        self.lost = 0
+
+    def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
+        for frame in self._framer.feed(chunk):
+            if self._skip_fragment:  # the tail of a line whose start a gap took
+                self._skip_fragment = False
+                self.lost += 1
+                continue
+            yield from message(t, self._base, frame, redact=self._redact)
+
+    def gap(self, t: float, *, ends_mid_frame: bool) -> None:
+        # A partial line before the gap ended inside it: the relay counted its newline already.
+        self._framer.close()
+        self._skip_fragment = ends_mid_frame
+
+    def close(self, t: float) -> Iterator[Recorded]:
+        last = self._framer.close()
+        if self._skip_fragment:  # a gap ended inside the last line, which never got its newline
+            self.lost += 1
+        elif last is not None:
+            yield from message(t, self._base, last, redact=self._redact, eol="")
+        yield {"t": t, "kind": Kind.EOF.value, **self._base}, None
+
+
+class StderrStream:
+    """A process's stderr: one event per line, as text."""
+
+    def __init__(self, *, redact: bool) -> None:
+        self._framer = LineFramer()
+        self._lines = LineRedactor() if redact else None
+        self.lost = 0
+
+    def _event(self, t: float, frame: Frame) -> Recorded:
+        text = bytes(frame).decode("utf-8", errors="replace").rstrip("\r")
+        return {
+            "t": t,
+            "kind": Kind.STDERR.value,
+            "text": self._lines.line(text) if self._lines is not None else text,
+        }, None
+
+    def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
+        for frame in self._framer.feed(chunk):
+            yield self._event(t, frame)
+
+    def gap(self, t: float, *, ends_mid_frame: bool) -> None:
+        self._framer.close()
+
+    def close(self, t: float) -> Iterator[Recorded]:
+        last = self._framer.close()
+        if last is not None:
+            yield self._event(t, last)
+
+
+def _truncation_note(base: Event) -> Event:
+    return {
+        "error": "truncated",
+        **base,
+        "message": f"the decompressed body is over {INFLATED_LIMIT >> 20} MiB: recorded as truncated, with its "
+        f"first {PREVIEW >> 10} KiB (the traffic passed whole and unchanged)",
+    }
+
+
+def _first(chunks: list[bytes], size: int) -> Iterator[bytes]:
+    for chunk in chunks:
+        if size <= 0:
+            return
+        yield chunk[:size]
+        size -= len(chunk)
+
+
+class BodyStream:
+    """An HTTP body that is one message (a JSON-RPC POST, a JSON response, an A2A REST body)."""
+
+    def __init__(self, base: Event, *, redact: bool, encoding: str | None = None) -> None:
+        self._base = base
+        self._chunks: list[bytes] = []
+        self._redact = redact
+        self._decompress = Decompressor(encoding)
+        self._cut = False
+        self._inflated = 0
+        self.lost = 0
+
+    def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
+        if not self._cut and not self._decompress.truncated:
+            self._chunks.append(self._decompress(chunk))
+            if self._decompress.truncated:  # keep the preview only, not the 64 MiB it took to know
+                self._inflated = sum(map(len, self._chunks))
+                self._chunks = [b"".join(_first(self._chunks, PREVIEW))]
+        return iter(())
+
+    def gap(self, t: float, *, ends_mid_frame: bool) -> None:
+        self._cut, self._chunks = True, []
+
+    def close(self, t: float) -> Iterator[Recorded]:
+        body = b"".join(self._chunks)
+        self._chunks = []
+        if self._cut:
+            self.lost += 1
+            return
+        if self._decompress.truncated:
+            yield {"t": t, "kind": Kind.ERROR.value, **_truncation_note(self._base)}, None
+            kept = _raw(body, redact=self._redact) | {"size": self._inflated}
+            yield {"t": t, "kind": Kind.MESSAGE.value, **self._base, **kept, "truncated": True}, None
+        elif body.strip():
+            yield from message(t, self._base, body.rstrip(b"\r\n"), redact=self._redact)
+        elif "rest" in self._base:  # an A2A REST call is a message even without a body (GET /tasks/{id})
+            yield {"t": t, "kind": Kind.MESSAGE.value, **self._base, "size": len(body)}, None
+
+
+class SSEStream:
+    """A ``text/event-stream`` body: each event with data is a message; the rest is kept as ``sse``."""
+
+    def __init__(self, base: Event, *, redact: bool, encoding: str | None = None) -> None:
+        self._base = base
+        self._decoder = SSEDecoder()
+        self._redact = redact
+        self._decompress = Decompressor(encoding)
+        self._noted = False
+        self.lost = 0
+
+    def _recorded(self, t: float, event: SSEEvent) -> Iterator[Recorded]:
+        sse = {k: v for k, v in (("event", event.event), ("id", event.id), ("retry", event.retry)) if v is not None}
+        if not event.complete:
+            sse["incomplete"] = True
+        if event.data:
+            yield from message(t, self._base, event.data, redact=self._redact, sse=sse)
+        else:
+            yield {"t": t, "kind": Kind.SSE.value, **self._base, **sse}, None
+
+    def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
+        for event in self._decoder.feed(self._decompress(chunk)):
+            yield from self._recorded(t, event)
+        if self._decompress.truncated and not self._noted:
+            self._noted = True
+            yield {"t": t, "kind": Kind.ERROR.value, **_truncation_note(self._base)}, None
+
+    def gap(self, t: float, *, ends_mid_frame: bool) -> None:
+        self._decoder = SSEDecoder()
+        self.lost += 1  # the event the gap cut into
+
+    def close(self, t: float) -> Iterator[Recorded]:
+        for event in self._decoder.close():
+            yield from self._recorded(t, event)

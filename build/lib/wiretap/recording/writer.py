@@ -1,0 +1,141 @@
+"""Appends events to a recording file, a batch per flush, and survives its own failures.
+
+A failed write never reaches the traffic: the writer reports it once, loudly, counts what it could
+not write, and marks the gap in the file as soon as the file takes writes again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import IO
+
+from wiretap.files import private_dirs
+from wiretap.recording.events import Event, Kind
+
+Piece = bytes | bytearray
+
+
+# Built once: json.dumps with non-default options builds a new JSONEncoder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def dumps(fields: Event) -> str:
+    return _ENCODER.encode(fields)
+
+
+def encode_event(fields: Event, msg_bytes: Piece | None = None) -> list[Piece]:
+    """The pieces of one JSON line; ``msg_bytes`` (JSON text) is spliced in as ``msg`` unchanged."""
+    line = dumps(fields)
+    if msg_bytes is None:
+        return [(line + "\n").encode()]
+    return [(line[:-1] + ',"msg":').encode(), msg_bytes, b"}\n"]
+
+
+def create_private(path: Path) -> int:
+    """Create a new file readable by its owner only and return its descriptor; never clobbers."""
+    private_dirs(path.parent)
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+
+
+def create_unique(path: Path) -> tuple[int, Path]:
+    """Create ``path``, or ``stem.1.jsonl``, ``stem.2.jsonl``… if it exists: never overwrite a recording."""
+    candidate = path
+    for n in range(1, 10_000):
+        try:
+            return create_private(candidate), candidate
+        except FileExistsError:
+            candidate = path.with_name(f"{path.stem}.{n}{path.suffix or '.jsonl'}")
+    raise FileExistsError(f"{path}: too many recordings with this name")
+
+
+def _write_all(fd: int, data: Piece) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class RecordingWriter:
+    def __init__(self, fd: int, path: Path, *, stderr: IO[str] | None = None) -> None:
+        self.path = path
+        self._fd = fd
+        self._stderr = stderr or sys.stderr
+        self._pending: list[Piece] = []
+        self._pending_events = 0
+        self.pending_size = 0
+        """Bytes added since the last flush."""
+        self._batch_t = 0.0
+        self.written = 0
+        self.lost = 0
+        self._gap_since: float | None = None
+
+    @classmethod
+    def unopenable(cls, path: Path, error: OSError, *, stderr: IO[str] | None = None) -> RecordingWriter:
+        """A writer for a file that could not be created: it reports that once and records nothing."""
+        writer = cls(-1, path, stderr=stderr)
+        writer._batch_t = 0.0
+        writer._failed(0, error)
+        return writer
+
+    def add(self, t: float, pieces: list[Piece]) -> None:
+        """Queue one event; it reaches the file at the next flush."""
+        self._pending.extend(pieces)
+        self._pending_events += 1
+        self.pending_size += sum(map(len, pieces))
+        self._batch_t = t
+
+    def flush(self) -> None:
+        pending, count = self._pending, self._pending_events
+        self._pending, self._pending_events, self.pending_size = [], 0, 0
+        if not count:
+            return
+        try:
+            if self._gap_since is not None:
+                self._write_gap_marker()
+            small = [p for p in pending if len(p) < 1 << 20]
+            if len(small) == len(pending):
+                _write_all(self._fd, b"".join(pending))
+            else:
+                for piece in pending:
+                    _write_all(self._fd, piece)
+            self.written += count
+        except OSError as exc:
+            self._failed(count, exc)
+
+    def close(self, summary: Event, *, lost_elsewhere: int = 0) -> None:
+        """Write the end event: ``written`` counts the events in the file, ``lost`` all that are not."""
+        self.flush()
+        counts = {"written": self.written + 1, "lost": self.lost + lost_elsewhere}
+        self.add(summary.get("t", 0.0), encode_event(summary | counts))
+        self.flush()
+        if self._fd >= 0:
+            try:
+                os.close(self._fd)
+            except OSError as exc:
+                self._failed(0, exc)
+
+    def _failed(self, count: int, exc: OSError) -> None:
+        self.lost += count
+        if self._gap_since is None:
+            self._gap_since = self._batch_t
+            print(
+                f"wiretap: RECORDING FAILED for {self.path}: {exc.strerror or exc}. "
+                "Traffic keeps flowing, but events are not being recorded.",
+                file=self._stderr,
+                flush=True,
+            )
+
+    def _write_gap_marker(self) -> None:
+        marker = {
+            "t": self._batch_t,
+            "kind": Kind.ERROR.value,
+            "error": "recording_gap",
+            "message": f"{self.lost} event(s) since t={self._gap_since} could not be written",
+            "since": self._gap_since,
+            "lost": self.lost,
+        }
+        # The leading newline ends any line that a failed write left half-written.
+        _write_all(self._fd, b"\n" + encode_event(marker)[0])
+        self._gap_since = None

@@ -1,0 +1,1 @@
+"""Renderers: recordings and analyses turned into something a person reads."""

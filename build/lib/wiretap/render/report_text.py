@@ -1,0 +1,50 @@
+"""A report (the model) as text for a terminal, or Markdown for an issue or a post."""
+
+from __future__ import annotations
+
+from typing import IO
+
+from rich.console import Console
+from rich.markup import escape
+
+from wiretap.analysis.model import Report
+from wiretap.render.plural import plural
+from wiretap.render.tables import SPECS, fmt, markdown_table, text_table
+
+
+def counts(report: Report) -> str:
+    """``8 messages in, 7 out`` (JSON-RPC messages only), then the other bodies as what they are."""
+    messages = report.messages
+    text = f"{plural(messages.c2s, 'message')} in, {messages.s2c} out"
+    if messages.other:
+        others = ", ".join(f"{n} × {what}" for what, n in sorted(messages.other.items()))
+        text += f"; other bodies: {others}"
+    return text
+
+
+def title(report: Report) -> str:
+    rec = report.recording
+    servers = f"{plural(len(report.servers), 'server')} {', '.join(report.servers)}; " if report.servers else ""
+    return f"{rec.name} ({servers}{rec.transport}, started {rec.started}, {fmt(rec.duration)} s): {counts(report)}"
+
+
+def render_text(report: Report, console: Console) -> None:
+    console.print(f"[bold]{escape(title(report))}[/bold]")
+    for _, heading, verdict in report.verdicts.titled():
+        console.print(f"\n[bold cyan]{heading}[/bold cyan]: {escape(verdict.verdict)}")
+        for line in verdict.evidence:
+            console.print(f"  • {escape(line)}", highlight=False)
+    console.print(f"\n[dim]{escape(report.poll_rule)}[/dim]")
+    for spec in SPECS:
+        text_table(spec, report, console)
+
+
+def render_markdown(report: Report, out: IO[str]) -> None:
+    parts = [f"## wiretap report: {title(report)}"]
+    for _, heading, verdict in report.verdicts.titled():
+        parts.append(f"**{heading}.** {verdict.verdict}")
+        if verdict.evidence:
+            parts.append("\n".join(f"- {line}" for line in verdict.evidence))
+    parts.append(f"_{report.poll_rule}._")
+    parts += [table for spec in SPECS if (table := markdown_table(spec, report)) is not None]
+    out.write("\n\n".join(parts) + "\n")

@@ -1,0 +1,461 @@
+"""A recording read back as a script: every request the client sent, with what the server sent for it.
+
+Pairing is by JSON-RPC id (and, over HTTP, by exchange). A message the server sent before a response
+belongs to a request still open when it was sent: the one whose progress token it carries, the one whose
+HTTP exchange carried it, or else the latest one opened. What belongs to none was sent unprompted.
+The same recording is fed to the report's analyses, so that task states come from one reconstruction.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from wiretap.analysis.report import Analysis
+from wiretap.analysis.tasks import Task
+from wiretap.http.a2a_rest import rest_operation
+from wiretap.http.rewrite import CARD_PATHS
+from wiretap.recording.events import Direction, Event, Kind
+from wiretap.recording.reader import open_recording
+from wiretap.replay.matchers import Request
+from wiretap.replay.volatile import Volatile
+from wiretap.wire.jsonrpc import id_key, is_notification, is_request, is_response
+
+__all__ = ["Json", "Step", "id_key", "is_notification", "is_request", "is_response"]
+
+Json = dict[str, Any]
+POLL_METHODS = frozenset({"tasks/get", "GetTask"})
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def sent_key(message: Json) -> str:
+    """How the client's messages are counted: by method; an answer to the server is a ``response``."""
+    method = message.get("method")
+    return method if isinstance(method, str) else "response"
+
+
+def progress_token(message: Json) -> Any:
+    params = _dict(message.get("params"))
+    return params.get("progressToken", _dict(params.get("_meta")).get("progressToken"))
+
+
+@dataclass(eq=False, slots=True)
+class ClientAnswer:
+    """The client's recorded response to a request the server sent it."""
+
+    t: float
+    message: Json
+
+
+@dataclass(eq=False, slots=True)
+class Step:
+    """One thing the server did: a message, a non-JSON stdout frame, or a line of stderr."""
+
+    t: float
+    message: Json | None = None
+    raw: str | None = None
+    stderr: str | None = None
+    sse: dict[str, Any] | None = None
+    answer: ClientAnswer | None = None
+    """For a request to the client (elicitation, roots, sampling): how the client answered."""
+    reply: bool = False
+    """Whether it answers the exchange's request: a JSON-RPC response, or an A2A REST response body."""
+    ex: int | None = None
+    """The HTTP exchange whose body carried it (None on stdio)."""
+    close: bool = False
+    """The server ended that exchange's event stream here (before the response: the client resumes)."""
+
+    @property
+    def asks_client(self) -> bool:
+        return self.message is not None and is_request(self.message)
+
+
+@dataclass(slots=True)
+class HttpShape:
+    """How an exchange travelled over HTTP."""
+
+    method: str
+    path: str
+    query: str | None
+    request_headers: dict[str, Any]
+    status: int | None = None
+    response_headers: dict[str, Any] = field(default_factory=dict)
+    ex: int | None = None
+
+    @property
+    def resumes(self) -> str | None:
+        """The ``Last-Event-ID`` a GET resumed an event stream after (SEP-1699)."""
+        value = self.request_headers.get("last-event-id")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def event_stream(self) -> bool:
+        content_type = str(self.response_headers.get("content-type", ""))
+        return content_type.split(";")[0].strip().lower() == "text/event-stream"
+
+
+@dataclass(eq=False, slots=True)
+class Exchange:
+    """A request the client sent and everything the server sent for it, the response last."""
+
+    number: int
+    """1-based, in the order the requests were sent."""
+    t: float
+    message: Json
+    request: Request
+    steps: list[Step] = field(default_factory=list)
+    response: Json | None = None
+    response_t: float | None = None
+    ex: int | None = None
+    http: HttpShape | None = None
+    rest: dict[str, Any] | None = None
+    tasks_created: list[str] = field(default_factory=list)
+    """Keys (``mcp:ID``, ``a2a:ID``) of the tasks its response created."""
+    used: int = 0
+
+    @property
+    def latency(self) -> float | None:
+        return None if self.response_t is None else self.response_t - self.t
+
+    def describe(self) -> str:
+        return f"#{self.number} {self.request.describe()} at {self.t:.2f} s"
+
+    def task_key(self) -> str | None:
+        """For a task poll or cancel: the task it names."""
+        params = _dict(self.message.get("params"))
+        return poll_task_key(self.request.method, params)
+
+
+def poll_task_key(method: str, params: dict[str, Any]) -> str | None:
+    if method in ("GetTask", "CancelTask") or ("id" in params and "taskId" not in params):
+        return f"a2a:{params['id']}" if params.get("id") not in (None, "") else None
+    return f"mcp:{params['taskId']}" if params.get("taskId") not in (None, "") else None
+
+
+@dataclass(eq=False, slots=True)
+class Unprompted:
+    """Something the server did with no request open."""
+
+    step: Step
+    after: tuple[str, int] | None
+    """The client's last message before it: its method (``response`` for an answer) and which of the
+    client's messages with that method it was (1 for the first); None if it came before any."""
+    after_t: float
+    """When that message was sent (0 if none)."""
+
+
+@dataclass(eq=False, slots=True)
+class ClientItem:
+    """One message the client sent, in order; a response answers a request the server sent."""
+
+    t: float
+    message: Json
+    exchange: Exchange | None = None
+    answers: Step | None = None
+    http: HttpShape | None = None
+    rest: dict[str, Any] | None = None
+
+
+@dataclass
+class Script:
+    path: Path
+    header: Event
+    exchanges: list[Exchange] = field(default_factory=list)
+    unprompted: list[Unprompted] = field(default_factory=list)
+    client_items: list[ClientItem] = field(default_factory=list)
+    server_requests: list[Step] = field(default_factory=list)
+    """Every request the server sent the client, with the client's recorded answer."""
+    client_eof: float | None = None
+    """When the client closed the server's stdin (stdio)."""
+    streams: list[HttpShape] = field(default_factory=list)
+    """GET event streams the client opened (HTTP)."""
+    ends_session: bool = False
+    """Whether the client ended its HTTP session with DELETE."""
+    tasks: dict[str, Task] = field(default_factory=dict)
+    agent_card: Json | None = None
+    """The A2A agent card the client fetched (HTTP), as the proxy served it."""
+    listen_url: str | None = None
+    """Where the recording proxy listened: the card's URLs point there."""
+    skipped: int = 0
+    _polls: dict[str, list[Exchange]] | None = field(default=None, repr=False)
+
+    @property
+    def transport(self) -> str:
+        return str(self.header.get("transport", "stdio"))
+
+    def base_path(self) -> str:
+        """The path a client starts from (HTTP): the recorded upstream's, as the proxy showed it."""
+        upstream = self.header.get("upstream")
+        if isinstance(upstream, str) and upstream:
+            path = urlsplit(upstream).path
+            return "" if path in ("", "/") else path
+        return self.post_path()
+
+    def post_path(self) -> str:
+        """The path clients posted JSON-RPC to (HTTP); ``/`` when there was none."""
+        for exchange in self.exchanges:
+            if exchange.http is not None and exchange.rest is None:
+                return exchange.http.path
+        return "/"
+
+    def card_origin(self) -> str:
+        """``scheme://host:port`` of the recording proxy, which the recorded card's URLs name."""
+        parts = urlsplit(self.listen_url or "")
+        return f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
+
+    def polls(self, task_key: str) -> list[Exchange]:
+        if self._polls is None:
+            self._polls = {}
+            for e in self.exchanges:
+                if e.request.method in POLL_METHODS and e.response is not None:
+                    self._polls.setdefault(e.task_key() or "", []).append(e)
+        return list(self._polls.get(task_key, []))
+
+
+class _Loader:
+    def __init__(self, script: Script, volatile: Volatile) -> None:
+        self.script = script
+        self.volatile = volatile
+        self.open: dict[Hashable, list[Exchange]] = {}
+        self.open_order: list[Exchange] = []
+        self.asked: dict[Hashable, Step] = {}
+        self.http: dict[int, HttpShape] = {}
+        self.by_ex: dict[int, Exchange] = {}
+        self.sent: dict[str, int] = {}
+        self.last_sent: tuple[str, int] | None = None
+        self.last_sent_t = 0.0
+        self.streaming: set[int] = set()
+        self.event_owner: dict[str, Exchange] = {}
+        """Event id → the exchange whose stream sent it (a GET resuming after it continues that one)."""
+        self.resumed: dict[int, Exchange] = {}
+
+    def feed(self, event: Event) -> None:
+        kind, t = event.get("kind"), float(event["t"])
+        ex = event.get("ex") if isinstance(event.get("ex"), int) else None
+        if kind == Kind.MESSAGE:
+            body = event.get("msg")
+            if "rest" in event:
+                self._rest(t, event, ex)
+                return
+            if "raw" in event and event.get("dir") == Direction.S2C.value:
+                self._server_did(Step(t, raw=str(event["raw"]), sse=_dict(event.get("sse")) or None, ex=ex), ex)
+            for item in body if isinstance(body, list) else [body]:
+                if isinstance(item, dict):
+                    self._message(t, str(event.get("dir")), item, ex, event.get("sse"))
+        elif kind == Kind.SSE and event.get("dir") == Direction.S2C.value:
+            fields: dict[str, Any] = {k: event[k] for k in ("event", "id", "retry") if k in event}
+            self._server_did(Step(t, sse=fields, ex=ex), ex)  # no data: a priming event, a retry
+        elif kind == Kind.STDERR:
+            self._server_did(Step(t, stderr=str(event.get("text", ""))), None)
+        elif kind == Kind.LISTEN:
+            self.script.listen_url = str(event.get("url", "")) or None
+        elif kind == Kind.EOF and event.get("dir") == Direction.C2S.value:
+            self.script.client_eof = t
+        elif kind == Kind.HTTP_REQUEST and ex is not None:
+            shape = HttpShape(
+                str(event.get("method")), str(event.get("path")), event.get("query"), _dict(event.get("headers")), ex=ex
+            )
+            self.http[ex] = shape
+            resumed = self.event_owner.get(shape.resumes or "") if shape.method == "GET" else None
+            if resumed is not None:  # what this stream carries continues that exchange
+                self.by_ex[ex] = resumed
+                self.resumed[ex] = resumed
+            if shape.method == "GET" and shape.path not in CARD_PATHS and rest_operation("GET", shape.path) is None:
+                self.script.streams.append(shape)
+            self.script.ends_session |= shape.method == "DELETE"
+        elif kind == Kind.HTTP_RESPONSE and ex is not None and ex in self.http:
+            self.http[ex].status = int(event.get("status", 0)) or None
+            self.http[ex].response_headers = _dict(event.get("headers"))
+        elif kind == Kind.HTTP_END and ex is not None:
+            self._stream_ended(ex, t)
+            self._end_of_exchange(ex)
+
+    # -- messages ----------------------------------------------------------------------------------
+
+    def _stream_ended(self, ex: int, t: float) -> None:
+        """An exchange's own stream ended before its response, or a resumed one ended: the replay ends
+        the live stream there too."""
+        exchange = self.by_ex.get(ex)
+        if exchange is None:
+            return
+        own_stream_cut = (
+            exchange.ex == ex and exchange.response is None and bool(exchange.http and exchange.http.event_stream)
+        )
+        if own_stream_cut or ex in self.resumed:
+            exchange.steps.append(Step(t, ex=ex, close=True))
+
+    def _message(self, t: float, direction: str, message: Json, ex: int | None, sse: Any) -> None:
+        if direction == Direction.C2S.value:
+            self._client_sent(t, message, ex)
+            return
+        shape = self.http.get(ex) if ex is not None else None
+        if shape is not None and shape.method == "GET" and shape.path in CARD_PATHS:
+            self.script.agent_card = message
+            return
+        step = Step(t, message=message, sse=_dict(sse) or None, reply=is_response(message), ex=ex)
+        if step.reply:
+            self._server_answered(step, ex, streamed=sse is not None)
+            return
+        if is_request(message):
+            self.asked[id_key(message.get("id"))] = step
+            self.script.server_requests.append(step)
+        self._server_did(step, ex)
+
+    def _client_sent(self, t: float, message: Json, ex: int | None) -> None:
+        http = self.http.get(ex) if ex is not None else None
+        item = ClientItem(t, message, http=http)
+        if is_request(message):
+            path = http.path if http is not None else None
+            exchange = Exchange(
+                len(self.script.exchanges) + 1, t, message, Request.of(message, self.volatile, path), ex=ex, http=http
+            )
+            self.script.exchanges.append(exchange)
+            self.open.setdefault(id_key(message.get("id")), []).append(exchange)
+            self.open_order.append(exchange)
+            if ex is not None:
+                self.by_ex[ex] = exchange
+            item.exchange = exchange
+        elif is_response(message):
+            asked = self.asked.pop(id_key(message.get("id")), None)
+            if asked is not None:
+                asked.answer = ClientAnswer(t, message)
+                item.answers = asked
+        self.script.client_items.append(item)
+        self._count(sent_key(message), t)
+
+    def _server_answered(self, step: Step, ex: int | None, *, streamed: bool) -> None:
+        assert step.message is not None
+        waiting = self.open.get(id_key(step.message.get("id")), [])
+        exchange = next((e for e in waiting if ex is not None and e.ex == ex), waiting[0] if waiting else None)
+        if exchange is None:
+            exchange = self.by_ex.get(ex) if ex is not None else None
+            if exchange is None or exchange.response is None:
+                return  # a response to nothing we saw
+        exchange.steps.append(step)
+        self._owns_event(step, exchange)
+        if exchange.response is None:
+            exchange.response, exchange.response_t = step.message, step.t
+        # An event stream may answer a request many times (A2A streaming): it stays open to the end of
+        # its exchange.
+        if streamed and ex is not None and exchange.ex == ex:
+            self.streaming.add(ex)
+        else:
+            self._close(exchange)
+
+    def _server_did(self, step: Step, ex: int | None) -> None:
+        owner = self._owner(step, ex)
+        if owner is not None:
+            owner.steps.append(step)
+            self._owns_event(step, owner)
+        elif ex is None or self.http.get(ex, HttpShape("GET", "", None, {})).method == "GET":
+            self.script.unprompted.append(Unprompted(step, self.last_sent, self.last_sent_t))
+
+    def _owns_event(self, step: Step, exchange: Exchange) -> None:
+        event_id = (step.sse or {}).get("id")
+        if isinstance(event_id, str) and event_id:
+            self.event_owner[event_id] = exchange
+
+    def _owner(self, step: Step, ex: int | None) -> Exchange | None:
+        if ex is not None:
+            return self.by_ex.get(ex)
+        live = [e for e in self.open_order if e.response is None or e.ex in self.streaming]
+        if step.message is not None:
+            token = progress_token(step.message)
+            if token is not None:
+                for exchange in reversed(live):
+                    if progress_token(exchange.message) == token:
+                        return exchange
+        return live[-1] if live else None
+
+    def _count(self, key: str, t: float) -> None:
+        self.sent[key] = self.sent.get(key, 0) + 1
+        self.last_sent, self.last_sent_t = (key, self.sent[key]), t
+
+    def _close(self, exchange: Exchange) -> None:
+        waiting = self.open.get(id_key(exchange.message.get("id")), [])
+        if exchange in waiting:
+            waiting.remove(exchange)
+        if exchange in self.open_order:
+            self.open_order.remove(exchange)
+
+    def _end_of_exchange(self, ex: int) -> None:
+        exchange = self.by_ex.get(ex)
+        if exchange is not None and ex in self.streaming:
+            self.streaming.discard(ex)
+            self._close(exchange)
+
+    # -- A2A REST ----------------------------------------------------------------------------------
+
+    def _rest(self, t: float, event: Event, ex: int | None) -> None:
+        rest = _dict(event.get("rest"))
+        body = _dict(event.get("msg"))
+        http = self.http.get(ex) if ex is not None else None
+        if event.get("dir") == Direction.C2S.value:
+            params = dict(body)
+            if rest.get("taskId"):
+                params.setdefault("id", rest["taskId"])
+            operation = str(rest.get("operation"))
+            request = Request(operation, self.volatile.normalize(params), None, rest.get("path"), params)
+            exchange = Exchange(len(self.script.exchanges) + 1, t, body, request, ex=ex, http=http, rest=rest)
+            self.script.exchanges.append(exchange)
+            self.script.client_items.append(ClientItem(t, body, exchange, http=http, rest=rest))
+            self.open_order.append(exchange)
+            if ex is not None:
+                self.by_ex[ex] = exchange
+            self._count(operation, t)
+            return
+        answered = self.by_ex.get(ex) if ex is not None else None
+        if answered is None:
+            return
+        step = Step(t, message=body, sse=_dict(event.get("sse")) or None, reply=True)
+        answered.steps.append(step)
+        if answered.response is None:
+            answered.response, answered.response_t = body, t
+        if event.get("sse") is not None and ex is not None:
+            self.streaming.add(ex)
+        else:
+            self._close(answered)
+
+
+def _mentions(value: Any, text: str) -> bool:
+    return text in json.dumps(value, ensure_ascii=False)
+
+
+def load_script(path: Path, volatile: Volatile | None = None) -> Script:
+    """Read a recording into a script. Raises NotARecording, UnsupportedFormat or OSError."""
+    # Loading allocates millions of objects that all live on: the cyclic collector would walk the
+    # growing heap again and again for nothing (it halves the start of a large replay).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(path, volatile)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _load(path: Path, volatile: Volatile | None) -> Script:
+    analysis = Analysis()
+    with open_recording(path) as reader:
+        script = Script(path, reader.header)
+        loader = _Loader(script, volatile or Volatile())
+        for event in reader.events():
+            analysis.feed(event)
+            loader.feed(event)
+        script.skipped = len(reader.skipped.lines)
+    analysis.tasks.finish(analysis.exits.end_t)
+    script.tasks = dict(analysis.tasks.tasks)
+    for key, task in script.tasks.items():
+        for exchange in script.exchanges:
+            if exchange.response_t == task.created_at and _mentions(exchange.response, task.id):
+                exchange.tasks_created.append(key)
+                break
+    return script

@@ -1,0 +1,1 @@
+"""Starting a relay with its recorder: ``wiretap tap`` and ``wiretap proxy``."""

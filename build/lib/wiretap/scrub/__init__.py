@@ -1,0 +1,1 @@
+"""``wiretap scrub``: making a recording safe to share."""

@@ -1,0 +1,89 @@
+"""The report of every recording of a source, recomputed off the loop, at most once per debounce."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from wiretap.analysis.report import build_report
+from wiretap.export.lanes import timeline_of
+from wiretap.export.svg import render_svg
+from wiretap.ui.source import Source
+
+QUIET_SECONDS = 0.3
+"""Recompute once traffic pauses this long…"""
+MAX_WAIT_SECONDS = 1.5
+"""…or this long after the first change, whichever comes first."""
+_KEPT = ("recording", "messages", "verdicts", "poll_rule", "findings", "latency", "client_exit", "server_exit")
+
+
+def _digest(report: dict[str, Any]) -> dict[str, Any]:
+    """What the page shows of a report: everything but the per-poll times."""
+    kept = {key: report[key] for key in _KEPT if key in report}
+    kept["tasks"] = [
+        {k: v for k, v in task.items() if k not in ("polls", "states")} | {"polls": len(task.get("polls", []))}
+        for task in report.get("tasks", [])
+    ]
+    kept["questions"] = [
+        {k: v for k, v in q.items() if k != "polls_inside"} | {"polls_inside": len(q.get("polls_inside", []))}
+        for q in report.get("questions", [])
+    ]
+    return kept
+
+
+def _one(path: Path, name: str, client_exited: float | None) -> dict[str, Any]:
+    try:
+        report = build_report(path, client_exited_monotonic=client_exited, timeline=True)
+        return {"name": name, "report": _digest(report.to_dict()), "svg": render_svg(timeline_of(report))}
+    except Exception as exc:  # a recording the analyses choke on must not stop the others' reports
+        return {"name": name, "error": f"{path.name}: cannot report it: {exc!r}"[:500]}
+
+
+class Reports:
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.version = 0
+        self.servers: list[dict[str, Any]] = []
+        self._took = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _changed_since(self, seen: int) -> None:
+        async with self.source.changed:
+            await self.source.changed.wait_for(lambda: self.source.generation != seen)
+
+    async def _run(self) -> None:
+        seen = -1
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._changed_since(seen)
+            first = loop.time()
+            # A report that takes long to compute is recomputed less often: at most half the time.
+            longest = max(MAX_WAIT_SECONDS, self._took)
+            while True:
+                before = self.source.generation
+                await asyncio.sleep(QUIET_SECONDS)
+                if (self.source.generation == before and loop.time() - first >= self._took) or (
+                    loop.time() - first >= longest
+                ):
+                    break
+            while self.source.catching_up:
+                await asyncio.sleep(QUIET_SECONDS)
+            seen = self.source.generation
+            ready = [r for r in self.source.recordings if r.header is not None]
+            exited = self.source.client_exited_monotonic
+            began = loop.time()
+            servers = await asyncio.gather(*(asyncio.to_thread(_one, r.path, r.name, exited) for r in ready))
+            self.servers = [s | {"shift": round(self.source.shift(r), 6)} for s, r in zip(servers, ready, strict=True)]
+            self._took = loop.time() - began
+            self.version += 1
+            async with self.source.changed:
+                self.source.changed.notify_all()

@@ -1,0 +1,1 @@
+"""The wire: sans-IO framing, SSE, JSON-RPC, recorded messages and redaction."""

@@ -1,0 +1,117 @@
+"""Sans-IO JSON-RPC 2.0: what kind a body is, a key for its id, and pairing responses with requests.
+
+The one place that decides these for the analyses, the timeline rows and replay. A body that is none of
+the three kinds (an agent card, a 202 "Accepted", a text/plain error) is not a JSON-RPC message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+REQUEST, NOTIFICATION, RESPONSE = "request", "notification", "response"
+C2S, S2C = "c2s", "s2c"
+
+T = TypeVar("T")
+
+
+def kind_of(body: Any) -> str | None:
+    """``request``, ``notification`` or ``response``; None for a body that is not a JSON-RPC message."""
+    if not isinstance(body, dict):
+        return None
+    if isinstance(body.get("method"), str):
+        return REQUEST if "id" in body else NOTIFICATION
+    if "method" not in body and "id" in body and ("result" in body or "error" in body):
+        return RESPONSE
+    return None
+
+
+def is_request(body: Any) -> bool:
+    return kind_of(body) == REQUEST
+
+
+def is_notification(body: Any) -> bool:
+    return kind_of(body) == NOTIFICATION
+
+
+def is_response(body: Any) -> bool:
+    """A response, or an error without an id key at all (some servers send one for a body they cannot parse)."""
+    return isinstance(body, dict) and "method" not in body and ("result" in body or "error" in body)
+
+
+def is_message(body: Any) -> bool:
+    return kind_of(body) is not None or is_response(body)
+
+
+def id_key(msg_id: Any) -> Hashable:
+    """A dict key for a JSON-RPC id that keeps 1, "1" and true apart."""
+    if isinstance(msg_id, str | int | float | None):
+        return (type(msg_id).__name__, msg_id)
+    return ("json", json.dumps(msg_id, sort_keys=True))
+
+
+def requester_of(response_direction: str) -> str:
+    """The direction the request of a response travelled in."""
+    return S2C if response_direction == C2S else C2S
+
+
+@dataclass(eq=False, slots=True)
+class Waiting(Generic[T]):
+    key: tuple[str, Hashable]
+    ex: Any
+    item: T
+
+
+class Pairing(Generic[T]):
+    """Requests waiting for their response, per direction and id.
+
+    Over HTTP a response travels in its request's exchange: when two clients use the same id, the request
+    of the response's own exchange wins. An error whose id is null (the server could not read the id, or
+    refused the request before reading it) pairs with the request of its own exchange.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[tuple[str, Hashable], list[Waiting[T]]] = {}
+        self._by_ex: dict[Any, list[Waiting[T]]] = {}
+
+    def open(self, direction: str, msg_id: Any, item: T, ex: Any = None) -> None:
+        waiting = Waiting((direction, id_key(msg_id)), ex, item)
+        self._open.setdefault(waiting.key, []).append(waiting)
+        if ex is not None:
+            self._by_ex.setdefault(ex, []).append(waiting)
+
+    def find(self, response_direction: str, msg_id: Any, ex: Any = None, *, error: bool = False) -> Waiting[T] | None:
+        """The request a response answers, left open (see ``close``)."""
+        requester = requester_of(response_direction)
+        waiting = self._open.get((requester, id_key(msg_id)))
+        if waiting:
+            return next((w for w in waiting if ex is not None and w.ex == ex), waiting[0])
+        if msg_id is None and error and ex is not None:
+            return next((w for w in self._by_ex.get(ex, []) if w.key[0] == requester), None)
+        return None
+
+    def close(self, waiting: Waiting[T]) -> None:
+        queue = self._open.get(waiting.key, [])
+        if waiting in queue:
+            queue.remove(waiting)
+        if not queue:
+            self._open.pop(waiting.key, None)
+        if waiting.ex is not None:
+            same = self._by_ex.get(waiting.ex, [])
+            if waiting in same:
+                same.remove(waiting)
+            if not same:
+                self._by_ex.pop(waiting.ex, None)
+
+    def take(self, response_direction: str, msg_id: Any, ex: Any = None, *, error: bool = False) -> T | None:
+        """Find and close: the request a response answers, if it was waiting."""
+        found = self.find(response_direction, msg_id, ex, error=error)
+        if found is None:
+            return None
+        self.close(found)
+        return found.item
+
+    def waiting(self) -> list[T]:
+        return [w.item for queue in self._open.values() for w in queue]

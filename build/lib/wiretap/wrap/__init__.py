@@ -1,0 +1,1 @@
+"""``wiretap -- CLIENT``: sessions, their folders, and one module per client."""

@@ -1,0 +1,301 @@
+"""``wiretap -- CLIENT …``: run an MCP client with every server it uses tapped, into one session folder.
+
+The client owns the terminal: wiretap prints nothing while it runs, passes stdin, stdout, stderr,
+window size and exit status through untouched (the client inherits them), and only afterwards prints
+a short summary. The user's own configuration files are never written; the generated config lives in
+a private temporary file that is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from wiretap.analysis.identity import client_identity
+from wiretap.errors import BadInput, ExitStatus
+from wiretap.files import private_dirs, write_private
+from wiretap.recording.events import utc_iso_ms
+from wiretap.recording.follow import wait_complete
+from wiretap.recording.paths import safe_name, utc_stamp
+from wiretap.transports.process import EXIT_WITH_STDIN
+from wiretap.wire.redact import redact_argv
+from wiretap.wrap.clients import client_for
+from wiretap.wrap.clients.launch import Launch
+from wiretap.wrap.clients.servers import Server
+
+DEFAULT_DIR = Path("wiretap-sessions")
+MANIFEST = "manifest.json"
+PROXY_START_TIMEOUT = 20.0
+SETTLE_TIMEOUT = 10.0
+
+
+@dataclass
+class Wrapped:
+    server: Server
+    recording: Path
+    entry: dict[str, Any]
+    """The entry that goes into the generated config."""
+    proxy: subprocess.Popen[str] | None = None
+
+
+def new_session_dir(out: Path | None, started: float) -> Path:
+    """``out`` (or ``wiretap-sessions/<UTC time>``) if it is new or empty, else the first free ``NAME.1``,
+    ``NAME.2``…: two runs never share a folder, so no run's manifest overwrites another's."""
+    wanted = out if out is not None else DEFAULT_DIR / utc_stamp(started)
+    if not wanted.name:  # ".", "..": a sibling needs a name
+        wanted = Path(os.path.abspath(wanted))
+    if wanted.exists() and not wanted.is_dir():
+        raise BadInput(f"--out {wanted}: a file exists there; a session needs a folder")
+    private_dirs(wanted.parent)
+    candidate = wanted
+    for n in range(1, 10_000):
+        try:
+            candidate.mkdir(mode=0o700)
+            return candidate
+        except FileExistsError:
+            if candidate.is_dir() and not any(candidate.iterdir()):
+                return candidate
+        candidate = wanted.with_name(f"{wanted.name}.{n}")
+    raise BadInput(f"--out {wanted}: too many sessions with this name")
+
+
+def _unique_names(servers: list[Server]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for server in servers:
+        base = safe_name(server.name)
+        name, n = base, 1
+        while name in names.values():
+            n += 1
+            name = f"{base}-{n}"
+        names[server.name] = name
+    return names
+
+
+def _tap_entry(server: Server, recording: Path) -> dict[str, Any]:
+    # From the entry as configured: the client expands ${VAR} in what we hand it, exactly once.
+    entry = dict(server.raw or server.entry)
+    command = [str(entry.pop("command", "")), *map(str, entry.pop("args", []) or [])]
+    out = str(recording.resolve())
+    tap = [sys.executable, "-m", "wiretap", "tap", "--out", out, "--name", server.name, "--", *command]
+    return {**entry, "type": "stdio", "command": tap[0], "args": tap[1:]}
+
+
+def _start_proxy(server: Server, recording: Path, log: Path) -> tuple[subprocess.Popen[str], str]:
+    url = str(server.entry.get("url", ""))
+    command = [
+        sys.executable,
+        "-m",
+        "wiretap",
+        "proxy",
+        "--upstream",
+        url,
+        "--out",
+        str(recording),
+        "--name",
+        server.name,
+    ]
+    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), "w") as log_file:
+        # Its own session keeps the terminal's Ctrl-C away from it; its stdin, a pipe only we hold,
+        # ends when we do, and then so does the proxy (portable, and nothing runs between fork and exec).
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+            text=True,
+            start_new_session=True,
+            env={**os.environ, EXIT_WITH_STDIN: "1"},
+        )
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    if not line:
+        status = proc.wait(PROXY_START_TIMEOUT)
+        raise ProxyNotStarted(f"the proxy for {server.name} did not start: {log.read_text().strip()}", status)
+    return proc, line
+
+
+def wrap_servers(servers: list[Server], folder: Path) -> tuple[list[Wrapped], list[str]]:
+    names = _unique_names(servers)
+    wrapped: list[Wrapped] = []
+    skipped: list[str] = []
+    for server in servers:
+        recording = folder / f"{names[server.name]}.jsonl"
+        if server.transport == "stdio":
+            wrapped.append(Wrapped(server, recording, _tap_entry(server, recording)))
+        elif server.transport in ("http", "sse") and server.entry.get("url"):
+            proxy, url = _start_proxy(server, recording, folder / f"{names[server.name]}.proxy.log")
+            entry = {**(server.raw or server.entry), "url": url}
+            wrapped.append(Wrapped(server, recording, entry, proxy))
+        else:
+            skipped.append(f"{server.name}: transport {server.transport!r} is not one wiretap can wrap")
+    return wrapped, skipped
+
+
+def recordings_of(first: Path) -> list[Path]:
+    """A server's recordings: a client that starts it again gets NAME.1.jsonl, NAME.2.jsonl…"""
+    found = [first] if first.exists() else []
+    n = 1
+    while (following := first.with_name(f"{first.stem}.{n}{first.suffix}")).exists():
+        found.append(following)
+        n += 1
+    return found
+
+
+def _message_count(recording: Path) -> int:
+    try:
+        with recording.open("rb") as f:
+            return sum(1 for line in f if b'"kind":"message"' in line)
+    except OSError:
+        return 0
+
+
+class ProxyNotStarted(BadInput):
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = (
+            ExitStatus(status) if status in (ExitStatus.USAGE, ExitStatus.UNREADABLE) else ExitStatus.UNREADABLE
+        )
+        """The proxy's own status: its URL or its port was at fault."""
+
+
+class ClientNotStarted(Exception):
+    def __init__(self, command: str, error: OSError) -> None:
+        super().__init__(f"cannot start {command!r}: {error.strerror or error}")
+        self.status = 127 if isinstance(error, FileNotFoundError) else 126
+        """What a shell would exit with."""
+
+
+def _let_the_client_handle_it(signum: int, frame: object) -> None:
+    """The terminal sent this to the whole foreground group: the client got it too and decides."""
+
+
+class Session:
+    def __init__(self, argv: list[str], *, out: Path | None, cwd: Path, env: Mapping[str, str]) -> None:
+        self.client = client_for(argv[0])
+        self.discovery = self.client.discover(argv, cwd, env)
+        self.started = time.time()
+        self.started_monotonic = time.monotonic()
+        self.folder = new_session_dir(out, self.started)
+        self.moved = out is not None and self.folder.resolve() != out.resolve()
+        if self.moved:
+            print(f"wiretap: {out} is not empty; recording this session in {self.folder}", file=sys.stderr)
+        self.wrapped: list[Wrapped] = []
+        self.skipped = list(self.discovery.skipped)
+        self.manifest: dict[str, Any] = {
+            "kind": "wiretap-session",
+            "format": 1,
+            "client": self.client.NAME,
+            "client_argv": redact_argv(list(argv)),
+            "cwd": str(cwd),
+            "started": utc_iso_ms(self.started),
+            "started_monotonic": round(self.started_monotonic, 6),
+        }
+
+    def run(self, stderr: IO[str] = sys.stderr) -> int:
+        launch: Launch | None = None
+        try:
+            self.wrapped, skipped = wrap_servers(self.discovery.servers, self.folder)
+            self.skipped += skipped
+            launch = self.client.launch(self.discovery, {w.server.name: w.entry for w in self.wrapped})
+            self._write_manifest(running=True)
+            returncode = self._run_client(launch.argv, launch.env)
+        finally:
+            self._stop_proxies()
+            if launch is not None:
+                launch.cleanup()
+            self._identify_client()
+            self._write_manifest(running=False)
+        self._summary(stderr)
+        return returncode
+
+    def _run_client(self, argv: list[str], env: dict[str, str] | None = None) -> int:
+        # Ctrl-C and Ctrl-\ reach the client from the terminal; we only pass on what is sent to us alone.
+        # A no-op handler, not SIG_IGN: an ignored signal would stay ignored in the client.
+        previous = {s: signal.signal(s, _let_the_client_handle_it) for s in (signal.SIGINT, signal.SIGQUIT)}
+        client_started = time.monotonic()
+        self.manifest["client_started"] = round(client_started - self.started_monotonic, 6)
+        self.manifest["client_started_monotonic"] = round(client_started, 6)
+        try:
+            proc = subprocess.Popen(argv, env={**os.environ, **env} if env else None)
+        except OSError as exc:
+            self.manifest["client_error"] = str(exc)
+            raise ClientNotStarted(argv[0], exc) from exc
+        self._write_manifest(running=True)  # the client's start: t = 0 for whoever follows the session
+        forward = {s: signal.signal(s, lambda n, _f: proc.send_signal(n)) for s in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            returncode = proc.wait()
+        finally:
+            for signum, handler in {**previous, **forward}.items():
+                signal.signal(signum, handler)
+        exited = time.monotonic()
+        self.manifest["client_exited"] = round(exited - self.started_monotonic, 6)
+        self.manifest["client_exited_monotonic"] = round(exited, 6)
+        self.manifest["exit"] = (
+            {"code": returncode} if returncode >= 0 else {"signal": signal.Signals(-returncode).name}
+        )
+        return returncode
+
+    def _stop_proxies(self) -> None:
+        for wrapped in self.wrapped:
+            if wrapped.proxy is not None and wrapped.proxy.poll() is None:
+                wrapped.proxy.send_signal(signal.SIGINT)
+        for wrapped in self.wrapped:
+            if wrapped.proxy is not None:
+                try:
+                    wrapped.proxy.wait(10)
+                except subprocess.TimeoutExpired:
+                    wrapped.proxy.kill()
+                    wrapped.proxy.wait()
+                if wrapped.proxy.stdout is not None:
+                    wrapped.proxy.stdout.close()
+
+    def _identify_client(self) -> None:
+        """The client's name and version as its handshake gave them (what the user ran, not what we guess)."""
+        for wrapped in self.wrapped:
+            for recording in recordings_of(wrapped.recording):
+                if (identity := client_identity(recording)) is not None:
+                    self.manifest["client_info"] = identity
+                    return
+
+    def _write_manifest(self, *, running: bool) -> None:
+        self.manifest["running"] = running
+        self.manifest["servers"] = [self._server_entry(w, running) for w in self.wrapped]
+        self.manifest["not_wrapped"] = self.skipped
+        path = self.folder / MANIFEST
+        write_private(path, json.dumps(self.manifest, indent=2) + "\n")
+
+    @staticmethod
+    def _server_entry(wrapped: Wrapped, running: bool) -> dict[str, Any]:
+        files = recordings_of(wrapped.recording)
+        # Each recorder finishes its recording on its own, after its tap or proxy has exited.
+        settled = [] if running else [wait_complete(f, SETTLE_TIMEOUT) for f in files]  # each, not the first
+        complete = None if running else all(settled)
+        return {
+            "name": wrapped.server.name,
+            "scope": wrapped.server.scope,
+            "transport": wrapped.server.transport,
+            "recording": wrapped.recording.name,
+            "recordings": [f.name for f in files],
+            "messages": None if running else sum(_message_count(f) for f in files),
+            "complete": complete,
+            "missing_variables": sorted(wrapped.server.missing_vars),
+        }
+
+    def _summary(self, stderr: IO[str]) -> None:
+        moved = " (a new folder: --out was not empty)" if self.moved else ""
+        lines = [f"wiretap: session {self.folder}{moved}"]
+        for server in self.manifest["servers"]:
+            lines.append(f"  {server['name']} ({server['transport']}): {server['messages']} messages")
+        lines += [f"  not wrapped: {reason}" for reason in self.skipped]
+        lines.append(f"  read it with: wiretap show {self.folder}   (or: wiretap report {self.folder})")
+        with contextlib.suppress(OSError):
+            print("\n".join(lines), file=stderr, flush=True)
