@@ -31,6 +31,7 @@ CLAUDE_CODE_OLD = ["@anthropic-ai/claude-code@2.1.197"]
 CODEX = ["@openai/codex@0.171.0"]
 GEMINI_CLI = ["@google/gemini-cli@0.61.0"]
 INSPECTOR = ["@modelcontextprotocol/inspector@2.12.0"]
+TS_SDK = ["@modelcontextprotocol/sdk@1.32.2"]
 
 
 @contextmanager
@@ -113,6 +114,11 @@ def inspector() -> Path:
     return npm_peer("inspector-2.12.0", INSPECTOR) / ".bin" / "mcp-inspector"
 
 
+def ts_sdk() -> Path:
+    """The MCP TypeScript SDK (npm): its node_modules, for the Node scripts in tests/peer_scripts/."""
+    return npm_peer("ts-sdk-1.32.2", TS_SDK)
+
+
 def claude_code() -> Path:
     """The native Claude Code binary (npm does not run its postinstall here, and need not)."""
     modules = npm_peer("claude-code-2.1.332", CLAUDE_CODE)
@@ -147,5 +153,6 @@ if __name__ == "__main__":
         codex,
         gemini_cli,
         inspector,
+        ts_sdk,
     ):
         print(build())

@@ -1,0 +1,107 @@
+"""The MCP TypeScript SDK 1.32.2's own ``Client`` (npm) as a real client: recorded through wiretap
+against the real MCP Python SDK server, replayed as the server to the same client, and replayed as
+the client to the real server: the same answers, no misses, no differences. Over stdio
+(``StdioClientTransport`` through ``wiretap tap``) and Streamable HTTP
+(``StreamableHTTPClientTransport`` through ``wiretap proxy``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from proxyrun import running_proxy
+from test_replay_real_peers import PEER_SCRIPTS, serving
+
+pytestmark = pytest.mark.slow
+
+WIRETAP = [sys.executable, "-m", "wiretap"]
+TIMEOUT = 120
+CLIENT = PEER_SCRIPTS / "ts_sdk_client.mjs"
+
+
+@pytest.fixture(scope="module")
+def ts_sdk() -> Path:
+    import peers
+
+    try:
+        if shutil.which("node") is None:
+            raise RuntimeError("node is not on PATH")
+        return peers.ts_sdk()
+    except (RuntimeError, OSError) as exc:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"the MCP TypeScript SDK cannot be installed here: {exc}")
+
+
+def ts_client(modules: Path, transport: str, *target: str) -> Any:
+    """One run of the TypeScript SDK client: its tools/list and tools/call results."""
+    command = ["node", str(CLIENT), str(modules), transport, *target]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def replay_as_server(recording: Path, summary: Path) -> list[str]:
+    return [*WIRETAP, "replay", str(recording), "--strict", "--pace", "fast", "--summary", str(summary)]
+
+
+def assert_real_answers(answers: Any) -> None:
+    names = [tool["name"] for tool in answers["tools"]["tools"]]
+    assert "add" in names and "fail" in names
+    assert answers["call"]["structuredContent"] == {"result": 42}
+    assert answers["call"].get("isError") is not True
+
+
+def assert_replayed_clean(done: subprocess.CompletedProcess[str]) -> None:
+    """``replay --as client`` compared every response of the TS client's session (a server that died at
+    once also gives "0 differ", with nothing compared) and none differed."""
+    assert done.returncode == 0, done.stdout + done.stderr
+    compared = re.search(r"(\d+) response\(s\) compared, (\d+) differ", done.stderr)
+    assert compared is not None, done.stderr
+    assert int(compared[1]) >= 3 and int(compared[2]) == 0, done.stderr
+
+
+def test_the_typescript_sdk_client_over_stdio_gets_the_same_answers_from_the_replay_and_its_client_replays_clean(
+    ts_sdk: Path, mcp_sdk_python: Path, tmp_path: Path
+) -> None:
+    server = [str(mcp_sdk_python), str(PEER_SCRIPTS / "mcp_sdk_server.py"), "--wire-log", str(tmp_path / "wire")]
+    recording = tmp_path / "stdio.jsonl"
+    recorded = ts_client(ts_sdk, "stdio", *WIRETAP, "tap", "--out", str(recording), "--", *server)
+    assert_real_answers(recorded)
+    summary = tmp_path / "summary.json"
+    replayed = ts_client(ts_sdk, "stdio", *replay_as_server(recording, summary))
+    assert replayed == recorded
+    answered = json.loads(summary.read_text())
+    assert answered["misses"] == []
+    assert answered["matched"] == answered["requests"] == 3  # initialize, tools/list, tools/call
+    command = [*WIRETAP, "replay", str(recording), "--as", "client", "--pace", "fast", "--", *server]
+    again = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    assert_replayed_clean(again)
+
+
+def test_the_typescript_sdk_client_over_streamable_http_gets_the_same_answers_from_the_replay_and_replays_clean(
+    ts_sdk: Path, mcp_sdk_python: Path, tmp_path: Path
+) -> None:
+    server = [str(mcp_sdk_python), str(PEER_SCRIPTS / "mcp_sdk_http_server.py"), "--log", str(tmp_path / "server.log")]
+    recording = tmp_path / "http.jsonl"
+    with serving(server, tmp_path) as upstream, running_proxy(upstream, recording) as proxy:
+        recorded = ts_client(ts_sdk, "http", proxy.url)
+    assert_real_answers(recorded)
+    summary = tmp_path / "summary.json"
+    with serving([*replay_as_server(recording, summary), "--listen", "127.0.0.1:0"], tmp_path) as url:
+        replayed = ts_client(ts_sdk, "http", url)
+    assert replayed == recorded
+    answered = json.loads(summary.read_text())
+    assert answered["misses"] == []
+    assert answered["matched"] == answered["requests"] >= 3
+    with serving(server, tmp_path) as upstream:
+        command = [*WIRETAP, "replay", str(recording), "--as", "client", "--upstream", upstream, "--pace", "fast"]
+        again = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    assert_replayed_clean(again)
