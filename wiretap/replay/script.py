@@ -3,7 +3,7 @@
 Pairing is by JSON-RPC id (and, over HTTP, by exchange). A message the server sent before a response
 belongs to a request still open when it was sent: the one whose progress token it carries, the one whose
 HTTP exchange carried it, or else the latest one opened. What belongs to none was sent unprompted.
-The same recording is fed to the report's analyses, so that task states come from one reconstruction.
+The same recording is fed to the report's task tracker, so that task states come from one reconstruction.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from wiretap.analysis.report import Analysis
+from wiretap.analysis.task_pass import TaskPass
 from wiretap.analysis.tasks import Task
 from wiretap.http.a2a_rest import rest_operation
 from wiretap.http.rewrite import CARD_PATHS
@@ -443,16 +443,15 @@ def load_script(path: Path, volatile: Volatile | None = None) -> Script:
 
 
 def _load(path: Path, volatile: Volatile | None) -> Script:
-    analysis = Analysis()
+    tasks = TaskPass()
     with open_recording(path) as reader:
         script = Script(path, reader.header)
         loader = _Loader(script, volatile or Volatile())
         for event in reader.events():
-            analysis.feed(event)
+            tasks.feed(event)
             loader.feed(event)
         script.skipped = len(reader.skipped.lines)
-    analysis.tasks.finish(analysis.exits.end_t)
-    script.tasks = dict(analysis.tasks.tasks)
+    script.tasks = tasks.finish()
     for key, task in script.tasks.items():
         for exchange in script.exchanges:
             if exchange.response_t == task.created_at and _mentions(exchange.response, task.id):
