@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -64,6 +65,14 @@ def open_stdio_streams(recorder: Recorder) -> None:
     for direction in Direction:
         recorder.open(direction, StreamSpec("line", {"dir": direction.value}))
     recorder.open(STDERR, StreamSpec("stderr"))
+
+
+def _readable(fd: int) -> bool:
+    """Bytes or an end of file wait on ``fd``: its pump has work to do, however late it is scheduled."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
 
 
 class Pump:
@@ -143,9 +152,14 @@ class StdioTap:
                 signal.signal(signum, handler)
 
     def _drain(self, threads: list[tuple[threading.Thread, Pump]]) -> None:
-        """Wait for the server's output pumps: until they end, or wait idle for DRAIN_AFTER_EXIT."""
+        """Wait for the server's output pumps until they end. Only a pump with nothing to read (no bytes,
+        no end of file: a grandchild holds the pipe open) for DRAIN_AFTER_EXIT after the exit is left."""
+        exited = time.monotonic()
         for thread, pump in threads:
-            while thread.is_alive() and pump.idle_for() < DRAIN_AFTER_EXIT:
+            while thread.is_alive():
+                quiet = pump.idle_for() > 0 and not _readable(pump.src)
+                if quiet and time.monotonic() - exited >= DRAIN_AFTER_EXIT:
+                    break
                 thread.join(0.005)
 
     def _start_pumps(self, proc: subprocess.Popen[bytes]) -> list[tuple[threading.Thread, Pump]]:
