@@ -73,6 +73,15 @@ def leave(page: Any) -> None:
     page.goto("about:blank")
 
 
+def rows_settle(page: Any, condition: str) -> None:
+    """Wait until every row shown meets ``condition`` (JS, of ``row``): the count can change a moment
+    before the rows of a new filter replace the old ones."""
+    page.wait_for_function(
+        "() => { const rows = [...document.querySelectorAll('#rows .row:not(.pending)')];"
+        f" return rows.length > 0 && rows.every((row) => {condition}); }}"
+    )
+
+
 def rows_shown(page: Any) -> list[dict[str, str]]:
     return page.eval_on_selector_all(
         "#rows .row:not(.pending)",
@@ -123,20 +132,24 @@ def test_filters_links_and_a_q_link_narrow_the_list(page: Any, tmp_path: Path) -
     with ui(recording) as url:
         page.goto(url + "#q=tasks/get")
         expect(page.locator("#count")).to_have_text(re.compile("^10 of "))
+        rows_settle(page, "row.querySelector('.method').textContent === 'tasks/get'")
         assert page.input_value("#q") == "tasks/get"
         assert {r["method"] for r in rows_shown(page)} == {"tasks/get"}
         page.fill("#q", "")
         page.fill("#m", "tasks/*")
         expect(page).to_have_url(re.compile(r"#m=tasks%2F\*$"))
+        rows_settle(page, "row.querySelector('.method').textContent.startsWith('tasks/')")
         assert all(r["method"].startswith("tasks/") for r in rows_shown(page))
         page.select_option("#dir", "OUT")
         page.check("#err")
         expect(page.locator("#count")).to_have_text(re.compile("^3 of "))
+        rows_settle(page, "row.classList.contains('error') && row.dataset.lane === 'OUT'")
         shown = rows_shown(page)
         assert len(shown) == 3 and all(r["error"] and r["lane"] == "OUT" for r in shown)
         page.uncheck("#err")
         page.select_option("#dir", "IN")
         expect(page.locator("#count")).to_have_text(re.compile("^5 of "))
+        rows_settle(page, "row.dataset.lane === 'IN'")
         request = rows_shown(page)[0]
         page.locator(f"#rows .row[data-id='{request['id']}']").click()
         page.locator("#rows .row.open a.pair").click()
