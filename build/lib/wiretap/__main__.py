@@ -1,3 +1,0 @@
-from wiretap.cli import main
-
-main()

@@ -1,1 +1,0 @@
-"""Analyses: small objects that stream over a recording's events and report what they measured."""

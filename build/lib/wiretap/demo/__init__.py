@@ -1,1 +1,0 @@
-"""A small MCP server and client, bundled so that ``wiretap demo`` works offline right after install."""

@@ -1,1 +1,0 @@
-"""Judging behaviour: expectations (``check``), behaviour profiles, ``diff`` and ``compare``."""

@@ -1,1 +1,0 @@
-"""Expectations about behaviour, for CI: ``wiretap check RECORDING --expect EXPECT.yaml``."""

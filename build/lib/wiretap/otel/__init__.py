@@ -1,1 +1,0 @@
-"""OpenTelemetry: recordings as traces (mapping, OTLP/JSON, OTLP/HTTP push, live follower)."""

@@ -1,1 +1,0 @@
-"""Recordings on disk: writing them as traffic flows, reading them back."""

@@ -1,1 +1,0 @@
-"""Renderers: recordings and analyses turned into something a person reads."""

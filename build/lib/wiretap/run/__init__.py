@@ -1,1 +1,0 @@
-"""Starting a relay with its recorder: ``wiretap tap`` and ``wiretap proxy``."""

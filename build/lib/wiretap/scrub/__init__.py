@@ -1,1 +1,0 @@
-"""``wiretap scrub``: making a recording safe to share."""

@@ -1,1 +1,0 @@
-"""Transports: the only code that touches pipes, processes and sockets."""

@@ -1,1 +1,0 @@
-"""The wire: sans-IO framing, SSE, JSON-RPC, recorded messages and redaction."""

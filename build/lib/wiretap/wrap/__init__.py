@@ -1,1 +1,0 @@
-"""``wiretap -- CLIENT``: sessions, their folders, and one module per client."""
