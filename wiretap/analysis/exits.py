@@ -2,25 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
+from wiretap.analysis.model import ClientExit, ServerExit
 from wiretap.recording.events import Direction, Event, Kind
-
-
-@dataclass
-class ClientExit:
-    t: float
-    how: str
-    """``stdin closed``, ``SIGINT``…, ``last connection closed``, or ``client exited`` (session manifest)."""
-    evidence: list[str]
-
-
-@dataclass
-class ServerExit:
-    t: float
-    how: str
-    status: int | None
 
 
 class ExitWatch:
@@ -47,7 +30,7 @@ class ExitWatch:
                 self.client = ClientExit(t, str(event.get("signal")), [f"{t:.2f} s: {event.get('signal')} received"])
         elif kind == Kind.EXIT:
             how = f"was killed by {event['signal']}" if "signal" in event else f"exited with code {event.get('code')}"
-            self.server = ServerExit(t, how, event.get("status"))
+            self.server = ServerExit(t, how, event.get("status"), None)
         elif kind == Kind.HTTP_REQUEST:
             self._last_request_t = t
         elif kind == Kind.CONNECTION:
@@ -76,13 +59,11 @@ class ExitWatch:
         if self.client is None and closed is not None and self._open_connections <= 0 and quiet_since:
             self.client = ClientExit(closed, "last connection closed", [f"{closed:.2f} s: the last connection closed"])
 
-    def describe_server(self) -> dict[str, Any] | None:
+    def describe_server(self) -> ServerExit | None:
+        """The server's end as the report gives it: rounded, and how long after the client left."""
         if self.server is None:
             return None
         after = self.server.t - self.client.t if self.client is not None else None
-        return {
-            "t": round(self.server.t, 3),
-            "how": self.server.how,
-            "status": self.server.status,
-            "after_client_exit": round(after, 3) if after is not None else None,
-        }
+        return ServerExit(
+            round(self.server.t, 3), self.server.how, self.server.status, round(after, 3) if after is not None else None
+        )

@@ -87,6 +87,7 @@ class LatencyRow:
 class ClientExit:
     t: float
     how: str
+    """``stdin closed``, ``SIGINT``…, ``last connection closed``, or ``client exited`` (session manifest)."""
     evidence: list[str]
 
 

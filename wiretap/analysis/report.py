@@ -188,8 +188,7 @@ class Analysis:
         return model.ClientExit(_f(client.t), client.how, list(client.evidence))
 
     def _server_exit(self) -> model.ServerExit | None:
-        server = self.exits.describe_server()
-        return None if server is None else model.ServerExit(**server)
+        return self.exits.describe_server()
 
     def _task(self, task: Task, questions: list[Question], end: float) -> model.TaskRow:
         times = task.polls.times
@@ -309,8 +308,8 @@ class Analysis:
             return model.CancelVerdict("Unknown: the recording does not show the client going away.", [])
         server = self.exits.describe_server()
         server_text = (
-            f"; the server {server['how']}, {server['after_client_exit']:.2f} s later"
-            if server and server["after_client_exit"] is not None
+            f"; the server {server.how}, {server.after_client_exit:.2f} s later"
+            if server is not None and server.after_client_exit is not None
             else ""
         )
         live = [row for row in task_rows if row.live_at_client_exit]
