@@ -49,3 +49,32 @@ def recorded_headers(headers: Iterable[tuple[str, str]], *, redact: bool) -> dic
         else:
             out[lower] = value
     return out
+
+
+class HeaderRecorder:
+    """``recorded_headers`` for raw (bytes) headers, remembering each header it redacted: a proxy sees
+    the same few headers on every request, and redaction is a pure function of name and value."""
+
+    def __init__(self, *, redact: bool, size: int = 4096) -> None:
+        self._redact = redact
+        self._size = size
+        self._known: dict[tuple[bytes, bytes], tuple[str, str]] = {}
+
+    def __call__(self, headers: Iterable[tuple[bytes, bytes]]) -> dict[str, Any]:
+        known = self._known
+        out: dict[str, Any] = {}
+        for pair in headers:
+            shown = known.get(pair)
+            if shown is None:
+                lower, value = pair[0].decode("latin-1").lower(), pair[1].decode("latin-1")
+                shown = (lower, redact_header(lower, value) if self._redact else value)
+                if len(known) >= self._size:
+                    known.clear()
+                known[pair] = shown
+            lower, value = shown
+            if lower in out:
+                previous = out[lower]
+                out[lower] = [*previous, value] if isinstance(previous, list) else [previous, value]
+            else:
+                out[lower] = value
+        return out
