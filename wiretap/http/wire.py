@@ -272,11 +272,13 @@ class ResponseParser(_Parser):
                 break
             head, self._held = bytes(self._held[: end + 4]), self._held[end + 4 :]
             self._parser = self._make(self)
-            events = [e for e in super().feed(head) if e[0] != END]
-            out += events
+            events = super().feed(head)
             if any(kind == ERROR for kind, _ in events):
+                out += events
                 break
-            if self.head is not None and not 100 <= self.head.status < 200:
+            informational = self.head is not None and 100 <= self.head.status < 200
+            out += events if informational else [e for e in events if e[0] != END]
+            if not informational:
                 out.append((END, None))
                 self.head_only = self._in_body = False
                 self._parser = self._make(self)

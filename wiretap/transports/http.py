@@ -391,6 +391,7 @@ class _Upstream(_Peer):
         super().__init__(proxy)
         self.parser = wire.ResponseParser()
         self.exchange: _Exchange | None = None
+        self._informational = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -428,9 +429,13 @@ class _Upstream(_Peer):
                 exchange.response_body(value)
             elif kind == wire.HEAD:
                 assert isinstance(value, wire.Head)
+                self._informational = 100 <= value.status < 200
                 exchange.response_head(value)
             elif kind == wire.END:
-                exchange.response_end(self)
+                if self._informational:  # (the end of a 100 Continue: the response is still to come)
+                    self._informational = False
+                else:
+                    exchange.response_end(self)
             else:
                 why = value.why if isinstance(value, wire.BadMessage) else "an upgrade"
                 exchange.upstream_failed(why)
