@@ -221,6 +221,7 @@ class Recorder:
 
         ``settle`` waits until the recording is complete (not what a relay that should exit now wants).
         """
+        self.flush()
         with self._lock:
             summary.setdefault("ended", "normal")
             if self._gap is not None:  # what could not be handed over since the last record

@@ -19,7 +19,7 @@ import ssl
 import sys
 from collections import deque
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from yarl import URL
 
@@ -130,6 +130,7 @@ class HttpProxy:
         self._clients: set[_Client] = set()
         self._idle: list[_Upstream] = []
         self._dirty: list[_Peer] = []
+        self._flush_due = False
         self._targets: dict[str, tuple[str, str, str, str | None]] = {}
         self.recorded_headers = HeaderRecorder(redact=recorder.redact)
         self._server: asyncio.Server | None = None
@@ -175,7 +176,7 @@ class HttpProxy:
         # Closed, not aborted: what was recorded as passed is still delivered to a client that reads.
         for client in list(self._clients):
             client.close()
-        self.flush()
+        self.flush_now()
         until = loop.time() + STOP_GRACE
         while self._clients and loop.time() < until:
             await asyncio.sleep(0.01)
@@ -189,9 +190,17 @@ class HttpProxy:
         self._idle.clear()
         for _ in range(3):  # the connections' connection_lost callbacks record how they ended
             await asyncio.sleep(0)
+        self.flush_now()
 
     def flush(self) -> None:
-        """Hand the recorder what was collected, then forward what it describes."""
+        """Once this turn of the loop's callbacks are done, hand the recorder all they collected in one
+        write, then forward what it describes: under load, one write to the recorder serves many reads."""
+        if not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self.flush_now)
+
+    def flush_now(self) -> None:
+        self._flush_due = False
         self.recorder.flush()
         dirty, self._dirty = self._dirty, []
         for peer in dirty:
@@ -256,8 +265,7 @@ class _Client(_Peer):
         self._paused: set[str] = set()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast("asyncio.Transport", transport)  # (uvloop's are not asyncio.Transport subclasses)
         proxy = self.proxy
         proxy._clients.add(self)
         proxy._watch.opened(self, asyncio.get_running_loop().time())
@@ -394,8 +402,7 @@ class _Upstream(_Peer):
         self._informational = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast("asyncio.Transport", transport)  # (uvloop's are not asyncio.Transport subclasses)
 
     def data_received(self, data: bytes) -> None:
         exchange = self.exchange
