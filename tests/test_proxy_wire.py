@@ -389,3 +389,43 @@ def test_head_responses_and_responses_until_close_are_passed_on_framed(tmp_path:
     server.close()
     assert [e["outcome"] for e in proxy.of_kind("http_end")] == ["complete", "complete"]
     assert [e["bytes_out"] for e in proxy.of_kind("http_end")] == [0, len(b"until close")]
+
+
+def test_a_request_on_a_kept_alive_connection_the_upstream_just_closed_is_sent_again_once(tmp_path: Path) -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    heads: list[list[bytes]] = []
+
+    def read_head(conn: socket.socket) -> bytes:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            data = conn.recv(65536)
+            if not data:
+                return head
+            head += data
+        return head
+
+    def serve() -> None:
+        first, _ = server.accept()  # answers one request, then reads the next and closes without a word
+        heads.append([read_head(first)])
+        first.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none")
+        heads[0].append(read_head(first))
+        first.close()
+        second, _ = server.accept()
+        with second:
+            heads.append([read_head(second)])
+            second.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\ntwo")
+            second.recv(1)
+
+    threading.Thread(target=serve, daemon=True).start()
+    upstream_url = f"http://127.0.0.1:{server.getsockname()[1]}"
+    with running_proxy(upstream_url, tmp_path / "rec.jsonl") as proxy, connect(proxy) as sock:
+        sock.sendall(b"GET /1 HTTP/1.1\r\nHost: %s\r\n\r\n" % host(proxy))
+        assert read_responses(sock, 1) == [(200, b"one")]
+        sock.sendall(b"GET /2 HTTP/1.1\r\nHost: %s\r\n\r\n" % host(proxy))
+        assert read_responses(sock, 1) == [(200, b"two")]
+    server.close()
+    assert [[head.split(b" ")[1] for head in on_one] for on_one in heads] == [[b"/1", b"/2"], [b"/2"]]
+    assert heads[0][1] == heads[1][0]
+    assert [e["path"] for e in proxy.of_kind("http_request")] == ["/1", "/2"]
+    assert [e["outcome"] for e in proxy.of_kind("http_end")] == ["complete", "complete"]
+    assert proxy.of_kind("error") == []

@@ -43,6 +43,8 @@ _IDLE_UPSTREAMS = 64
 """Keep-alive upstream connections kept for reuse, at most."""
 _HELD_LIMIT = 1 << 20
 """Bytes of a request body held while the upstream connection opens, before the client is paused."""
+_RESEND_LIMIT = 1 << 16
+"""Bytes of a request kept to send again on a fresh connection if a reused one turns out closed."""
 _TARGETS = 256
 """Request targets whose (path, query) split is remembered."""
 
@@ -237,6 +239,7 @@ class HttpProxy:
     def give_back(self, upstream: _Upstream) -> None:
         if len(self._idle) < _IDLE_UPSTREAMS and not upstream.gone:
             assert upstream.transport is not None
+            upstream.reused, upstream.heard = True, False
             upstream.transport.resume_reading()  # (paused for a client that was slow to read)
             self._idle.append(upstream)
         else:
@@ -400,6 +403,9 @@ class _Upstream(_Peer):
         self.parser = wire.ResponseParser()
         self.exchange: _Exchange | None = None
         self._informational = False
+        self.reused = False
+        self.heard = False
+        """Whether the upstream said anything about the current request."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast("asyncio.Transport", transport)  # (uvloop's are not asyncio.Transport subclasses)
@@ -410,6 +416,7 @@ class _Upstream(_Peer):
             self.close()
             self.proxy.flush()
             return
+        self.heard = True
         self.proxy.recorder.hold()
         try:
             self._dispatch(exchange, self.parser.feed(data))
@@ -455,7 +462,9 @@ class _Upstream(_Peer):
         if exchange is not None:
             self.proxy.recorder.hold()
             try:
-                exchange.upstream_failed(str(exc) if exc is not None else "Server disconnected")
+                why = str(exc) if exc is not None else "Server disconnected"
+                # A kept-alive connection the upstream closed as it was reused: the request goes again, once.
+                exchange.upstream_failed(why, retry=self.reused and not self.heard)
             finally:
                 self.proxy.flush()
 
@@ -501,6 +510,10 @@ class _Exchange:
         """Request bytes waiting for the upstream connection; None once they go straight to it."""
         self._pending_size = 0
         self.upstream: _Upstream | None = None
+        self._sent: list[bytes] | None = None
+        """What went to a reused upstream connection, to send again if it turns out closed."""
+        self._sent_size = 0
+        self._retried = False
         self._connecting: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
 
@@ -580,11 +593,21 @@ class _Exchange:
         self.upstream = upstream
         upstream.exchange = self
         upstream.parser.head_only = self.head.method == "HEAD"
-        upstream.write(request_head)
+        self._sent = [] if upstream.reused and not self._retried else None
+        self._to_upstream(request_head)
         pending, self._pending = self._pending, None
         if pending:
-            upstream.write(b"".join(pending))
+            self._to_upstream(b"".join(pending))
         self.client.release("pending")
+
+    def _to_upstream(self, data: bytes) -> None:
+        assert self.upstream is not None
+        self.upstream.write(data)
+        if self._sent is not None:
+            self._sent.append(data)
+            self._sent_size += len(data)
+            if self._sent_size > _RESEND_LIMIT:
+                self._sent = None
 
     def request_body(self, data: bytes) -> None:
         self.bytes_in += len(data)
@@ -598,7 +621,7 @@ class _Exchange:
             if self._pending_size > _HELD_LIMIT:
                 self.client.hold("pending")
         elif self.upstream is not None:
-            self.upstream.write(out)
+            self._to_upstream(out)
 
     def request_end(self) -> None:
         self.request_complete = True
@@ -607,7 +630,7 @@ class _Exchange:
             if self._pending is not None:
                 self._pending.append(wire.LAST_CHUNK)
             elif self.upstream is not None:
-                self.upstream.write(wire.LAST_CHUNK)
+                self._to_upstream(wire.LAST_CHUNK)
         self._maybe_finish()
 
     def request_broke(self, why: str) -> None:
@@ -721,11 +744,16 @@ class _Exchange:
         else:
             upstream.close()
 
-    def upstream_failed(self, why: str) -> None:
+    def upstream_failed(self, why: str, *, retry: bool = False) -> None:
         """The upstream connection broke or sent what cannot be read."""
         if self.finished:
             return
         self._detach(keep=False)
+        if retry and self._sent is not None and not self._answered:
+            self._retried = True
+            again, self._sent, self._pending = b"".join(self._sent), None, []
+            self._connecting = asyncio.get_running_loop().create_task(self._connect(again))
+            return
         if not self._answered:
             self._bad_gateway(why)
             return
