@@ -134,6 +134,7 @@ class HttpProxy:
         self._dirty: list[_Peer] = []
         self._flush_due = False
         self._targets: dict[str, tuple[str, str, str, str | None]] = {}
+        self._checked: dict[tuple[str, str | None, str | None], Refusal | None] = {}
         self.recorded_headers = HeaderRecorder(redact=recorder.redact)
         self._server: asyncio.Server | None = None
         self._guard = Guard("127.0.0.1", 0)
@@ -228,6 +229,17 @@ class HttpProxy:
                 self._targets.clear()
             self._targets[target] = known
         return known
+
+    def check(self, method: str, target: str, host: str | None, origin: str | None) -> Refusal | None:
+        """``check_request``, remembered for the few (method, Host, Origin) a proxy sees over and over."""
+        if not target.startswith("/"):
+            return check_request(self._guard, method, target, host, origin)
+        key = (method, host, origin)
+        if key not in self._checked:
+            if len(self._checked) >= _TARGETS:
+                self._checked.clear()
+            self._checked[key] = check_request(self._guard, method, target, host, origin)
+        return self._checked[key]
 
     def idle_upstream(self) -> _Upstream | None:
         while self._idle:
@@ -532,7 +544,7 @@ class _Exchange:
         head, recorder = self.head, self.recorder
         hosts = head.values(b"host")
         host = hosts[0].decode("latin-1") if len(hosts) == 1 else None
-        refusal = check_request(self.proxy._guard, head.method, head.target, host, head.text(b"origin"))
+        refusal = self.proxy.check(head.method, head.target, host, head.text(b"origin"))
         if refusal is not None:
             self._refuse(refusal)
             return
