@@ -133,6 +133,8 @@ class HttpProxy:
         self._idle: list[_Upstream] = []
         self._dirty: list[_Peer] = []
         self._flush_due = False
+        self.active = 0
+        """Exchanges under way."""
         self._targets: dict[str, tuple[str, str, str, str | None]] = {}
         self._checked: dict[tuple[str, str | None, str | None], Refusal | None] = {}
         self.recorded_headers = HeaderRecorder(redact=recorder.redact)
@@ -196,9 +198,12 @@ class HttpProxy:
         self.flush_now()
 
     def flush(self) -> None:
-        """Once this turn of the loop's callbacks are done, hand the recorder all they collected in one
-        write, then forward what it describes: under load, one write to the recorder serves many reads."""
-        if not self._flush_due:
+        """Hand the recorder what was collected, then forward what it describes. With several exchanges
+        under way, once this turn of the loop's callbacks are done: one write to the recorder then serves
+        many reads. With one, at once: nothing else could join the write, and its latency is the point."""
+        if self.active <= 1 and not self._flush_due:
+            self.flush_now()
+        elif not self._flush_due:
             self._flush_due = True
             asyncio.get_running_loop().call_soon(self.flush_now)
 
@@ -498,6 +503,7 @@ class _Exchange:
         self.client = client
         self.head = head
         self.ex = next(proxy._exchanges)
+        proxy.active += 1
         self.conn = client.conn
         self.path, _, self._shown_path, self._shown_query = proxy.split_target(head.target)
         self.rest = rest_operation(head.method, self.path)
@@ -875,6 +881,7 @@ class _Exchange:
         if self.finished:
             return
         self.finished = True
+        self.proxy.active -= 1
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
