@@ -98,9 +98,7 @@ class _Parser:
         self._out: list[Event] = []
         self._body: list[bytes] = []
         self._headers: Headers = []
-        self._names: list[bytes] = []
         self._first = bytearray()
-        self._head_size = 0
         self._unread_head = 0
         self._in_head = False
         self._in_body = False
@@ -112,9 +110,7 @@ class _Parser:
 
     def on_message_begin(self) -> None:
         self._headers = []
-        self._names = []
         self._first.clear()
-        self._head_size = 0
         self._in_head = True
         self._in_body = False
 
@@ -125,22 +121,23 @@ class _Parser:
         self._first += status
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if self._in_head:
-            self._headers.append((name, value))
-            self._names.append(name.lower())
-            self._head_size += len(name) + len(value) + 4
-        # (trailers after a chunked body are not passed on: the proxy does not announce them)
+        # (called once per header: kept as short as can be. After the head, these are a chunked body's
+        # trailers, collected into a list nobody reads: the proxy does not announce trailers.)
+        self._headers.append((name, value))
 
     def on_headers_complete(self) -> None:
+        headers, self._headers = self._headers, []
         self._in_head = False
         self._unread_head = 0
-        framing = _framing(self._headers, self._names)
-        if self._head_size + len(self._first) > self._max_head:
+        names = [name.lower() for name, _ in headers]
+        framing = _framing(headers, names)
+        size = len(self._first) + sum(len(name) + len(value) + 4 for name, value in headers)
+        if size > self._max_head:
             raise _Refuse(BadMessage(431, "Request Header Fields Too Large", f"a head over {self._max_head} bytes"))
         if isinstance(framing, str):
             raise _Refuse(BadMessage(400, "Bad Request", f"ambiguous framing: {framing}"))
         parser = self._parser
-        head = self.head = self._head(bytes(self._first).decode("latin-1"))
+        head = self.head = self._head(bytes(self._first).decode("latin-1"), headers, names)
         head.content_length, head.chunked = framing
         head.keep_alive = parser.should_keep_alive()
         self._emit()
@@ -155,7 +152,7 @@ class _Parser:
         self._out.append((END, None))
         self._in_body = False
 
-    def _head(self, first: str) -> Head:
+    def _head(self, first: str, headers: Headers, names: list[bytes]) -> Head:
         raise NotImplementedError
 
     def _emit(self) -> None:
@@ -212,13 +209,13 @@ class _Refuse(Exception):
 class RequestParser(_Parser):
     _make = httptools.HttpRequestParser
 
-    def _head(self, first: str) -> Head:
+    def _head(self, first: str, headers: Headers, names: list[bytes]) -> Head:
         parser = self._parser
         assert isinstance(parser, httptools.HttpRequestParser)
         return Head(
             version=parser.get_http_version(),
-            headers=self._headers,
-            names=self._names,
+            headers=headers,
+            names=names,
             keep_alive=True,
             method=parser.get_method().decode("latin-1"),
             target=first,
@@ -244,13 +241,13 @@ class ResponseParser(_Parser):
         self.head_only = False
         self._held = bytearray()
 
-    def _head(self, first: str) -> Head:
+    def _head(self, first: str, headers: Headers, names: list[bytes]) -> Head:
         parser = self._parser
         assert isinstance(parser, httptools.HttpResponseParser)
         return Head(
             version=parser.get_http_version(),
-            headers=self._headers,
-            names=self._names,
+            headers=headers,
+            names=names,
             keep_alive=True,
             status=parser.get_status_code(),
             reason=first,
