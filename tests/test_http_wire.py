@@ -3,6 +3,8 @@ ambiguous framing refused, never guessed."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from wiretap.http import wire
@@ -215,3 +217,21 @@ def test_a_chunked_or_unframed_response_goes_chunked_to_http_1_1_and_until_close
     to_old = wire.response_head(head, client_version="1.0", request_method="GET", close=False)
     assert to_old.head == b"HTTP/1.0 200 OK\r\nX-A: 1\r\nConnection: close\r\n\r\n" and to_old.close
     assert wire.chunk(b"hello") == b"5\r\nhello\r\n"
+
+
+@pytest.mark.parametrize("redact", [True, False])
+def test_headers_as_json_text_are_the_json_of_the_recorded_headers(redact: bool) -> None:
+    from wiretap.http.headers import HeaderRecorder, recorded_headers
+
+    samples: list[list[tuple[bytes, bytes]]] = [
+        [(b"Host", b"127.0.0.1:1"), (b"Content-Type", b"application/json")],
+        [(b"Authorization", b"Bearer abcdefghijklmnop"), (b"X-Quote", b'say "hi" \\ \x7f'), (b"X-L1", "é".encode())],
+        [(b"Set-Cookie", b"a=1"), (b"set-cookie", b"b=2"), (b"Accept", b"*/*")],
+        [],
+    ]
+    record = HeaderRecorder(redact=redact)
+    for headers in samples * 2:  # the second time from what it remembered
+        text = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
+        expected = recorded_headers(text, redact=redact)
+        assert json.loads(record.json(headers)) == expected == record(headers)
+        assert list(json.loads(record.json(headers))) == list(expected)  # same order

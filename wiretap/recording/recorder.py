@@ -211,6 +211,18 @@ class Recorder:
         with self._lock:
             self._send_json(Op.EVENT, 0, self.now(), {"kind": kind.value, **fields})
 
+    def event_json(self, text: str) -> None:
+        """``event()`` for fields already in JSON: an object whose first field is ``kind``."""
+        with self._lock:
+            self._send_or_count([channel.encode(Op.EVENT, 0, self.now(), text.encode())])
+
+    def open_json(self, key: Hashable, spec: str) -> None:
+        """``open()`` for a StreamSpec already in JSON (``StreamSpec.to_dict()`` as JSON)."""
+        with self._lock:
+            key_id = self._ids[key] = self._next_id
+            self._next_id += 1
+            self._send_or_count([channel.encode(Op.OPEN, key_id, self.now(), spec.encode())])
+
     def guard_process_group(self, pgid: int) -> None:
         """If this process dies without ``close()``, the recorder kills process group ``pgid``."""
         with self._lock:
