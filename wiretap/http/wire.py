@@ -69,6 +69,13 @@ class Head:
 
 def _framing(headers: Headers, names: list[bytes]) -> tuple[int | None, bool] | str:
     """``(content length, chunked)``, or why the framing is ambiguous."""
+    if b"transfer-encoding" not in names:
+        count = names.count(b"content-length")
+        if count == 0:
+            return None, False
+        if count == 1:
+            length = headers[names.index(b"content-length")][1]
+            return (int(length), False) if length.isdigit() else "a Content-Length that is not a number"
     lengths = [v for k, (_, v) in zip(names, headers, strict=True) if k == b"content-length"]
     codings = [v for k, (_, v) in zip(names, headers, strict=True) if k == b"transfer-encoding"]
     if codings:
@@ -100,6 +107,7 @@ class _Parser:
         self._headers: Headers = []
         self._first = bytearray()
         self._unread_head = 0
+        self._feeding = 0
         self._in_head = False
         self._in_body = False
         self.broken: BadMessage | None = None
@@ -128,11 +136,12 @@ class _Parser:
     def on_headers_complete(self) -> None:
         headers, self._headers = self._headers, []
         self._in_head = False
-        self._unread_head = 0
         names = [name.lower() for name, _ in headers]
         framing = _framing(headers, names)
-        size = len(self._first) + sum(len(name) + len(value) + 4 for name, value in headers)
-        if size > self._max_head:
+        # (the bytes fed since the head began bound its size: counted only when they could be too many)
+        fed, self._unread_head = self._unread_head + self._feeding, 0
+        limit = self._max_head
+        if fed > limit and len(self._first) + sum(len(n) + len(v) + 4 for n, v in headers) > limit:
             raise _Refuse(BadMessage(431, "Request Header Fields Too Large", f"a head over {self._max_head} bytes"))
         if isinstance(framing, str):
             raise _Refuse(BadMessage(400, "Bad Request", f"ambiguous framing: {framing}"))
@@ -167,6 +176,7 @@ class _Parser:
         if self.broken is not None:
             return []
         self._out = out = list[Event]()
+        self._feeding = len(data)
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
