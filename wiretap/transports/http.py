@@ -39,6 +39,8 @@ _FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
 _FIRST_EVENT_LIMIT = 1 << 16
 STOP_GRACE = 0.1
 """Seconds open exchanges get to finish once the proxy is told to stop."""
+_DRAIN = 0.03
+"""Of those, the last seconds go to clients still reading what was passed to them."""
 _IDLE_UPSTREAMS = 64
 """Keep-alive upstream connections kept for reuse, at most."""
 _HELD_LIMIT = 1 << 20
@@ -192,15 +194,14 @@ class HttpProxy:
             self._server.close()
         loop = asyncio.get_running_loop()
         until = loop.time() + STOP_GRACE
-        while any(client.exchange is not None for client in self._clients) and loop.time() < until:
+        while any(client.exchange is not None for client in self._clients) and loop.time() < until - _DRAIN:
             await asyncio.sleep(0.01)
         # Closed, not aborted: what was recorded as passed is still delivered to a client that reads.
         for client in list(self._clients):
             client.close()
         self.flush_now()
-        until = loop.time() + STOP_GRACE
         while self._clients and loop.time() < until:
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.005)
         # A client still not reading is left to the kernel (an abort would make it drop what it has
         # received but not yet read); its exchange and connection are recorded as ended.
         for client in list(self._clients):
