@@ -312,6 +312,8 @@ class _Client(_Peer):
         )
 
     def data_received(self, data: bytes) -> None:
+        if self.gone:  # (closing: nothing more is read)
+            return
         self.proxy.recorder.hold()
         try:
             self.events.extend(self.parser.feed(data))
@@ -321,8 +323,11 @@ class _Client(_Peer):
 
     def eof_received(self) -> bool:
         self.eof = True
+        exchange = self.exchange
+        if exchange is not None and not exchange.request_complete:
+            return False  # the request can never be complete: the client is gone (connection_lost follows)
         # The requests already read are still answered (a client may shut down its sending side).
-        return self.exchange is not None or bool(self.events)
+        return exchange is not None or bool(self.events)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         proxy = self.proxy
