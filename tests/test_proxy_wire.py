@@ -431,3 +431,28 @@ def test_a_request_on_a_kept_alive_connection_the_upstream_just_closed_is_sent_a
     assert [e["path"] for e in proxy.of_kind("http_request")] == ["/1", "/2"]
     assert [e["outcome"] for e in proxy.of_kind("http_end")] == ["complete", "complete"]
     assert proxy.of_kind("error") == []
+
+
+def test_a_client_that_half_closes_after_its_request_still_gets_the_response(
+    upstream: CapturingUpstream, tmp_path: Path
+) -> None:
+    with running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy, connect(proxy) as sock:
+        sock.sendall(post(b"/mcp", host(proxy), message(4)))
+        sock.shutdown(socket.SHUT_WR)
+        answer = read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and answer.endswith(REPLY)
+    assert upstream.bodies == [message(4)]
+    assert [e["outcome"] for e in proxy.of_kind("http_end")] == ["complete"]
+
+
+def test_an_http_1_0_client_gets_an_http_1_0_answer_and_its_connection_closed(
+    upstream: CapturingUpstream, tmp_path: Path
+) -> None:
+    with running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy, connect(proxy) as sock:
+        body = message(5)
+        sock.sendall(b"POST /mcp HTTP/1.0\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s" % (host(proxy), len(body), body))
+        answer = read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.0 200 OK\r\n") and b"Connection: close\r\n" in answer
+    assert answer.endswith(REPLY)
+    assert upstream.received[0].startswith(b"POST /mcp HTTP/1.1\r\n")  # the upstream is spoken to in 1.1
+    assert proxy.of_kind("http_request")[0]["version"] == "1.0"
