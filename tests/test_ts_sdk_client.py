@@ -7,9 +7,7 @@ the client to the real server: the same answers, no misses, no differences. Over
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,20 +22,6 @@ pytestmark = pytest.mark.slow
 WIRETAP = [sys.executable, "-m", "wiretap"]
 TIMEOUT = 120
 CLIENT = PEER_SCRIPTS / "ts_sdk_client.mjs"
-
-
-@pytest.fixture(scope="module")
-def ts_sdk() -> Path:
-    import peers
-
-    try:
-        if shutil.which("node") is None:
-            raise RuntimeError("node is not on PATH")
-        return peers.ts_sdk()
-    except (RuntimeError, OSError) as exc:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip(f"the MCP TypeScript SDK cannot be installed here: {exc}")
 
 
 def ts_client(modules: Path, transport: str, *target: str) -> Any:

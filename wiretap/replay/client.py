@@ -581,6 +581,8 @@ class HttpLink:
         """The GET event stream the recorded client opened in this exchange's session, if it did."""
         recorded = item.exchange.http.response_headers.get(SESSION) if item.exchange and item.exchange.http else None
         for shape in self.script.streams:
+            if shape.resumes:
+                continue  # a GET resuming a cut stream is sent by _resume, not opened for the session
             if recorded is None or shape.request_headers.get(SESSION) in (recorded, None):
                 return shape
         return None
@@ -601,12 +603,19 @@ class HttpLink:
             async with self.http.get(self._url(item), headers=headers) as response:
                 if response.status != 200:
                     return
-                resume = await self._read(response, exchange) or resume
+                # A resumed stream may stay open once it has replayed the response (the TypeScript SDK's
+                # does): the recorded client had what it resumed for, and so has the replay.
+                resume = await self._read(response, exchange, until=future) or resume
 
     async def _read(
-        self, response: Any, exchange: Exchange | None, endpoint: asyncio.Future[str] | None = None
+        self,
+        response: Any,
+        exchange: Exchange | None,
+        endpoint: asyncio.Future[str] | None = None,
+        until: asyncio.Future[Any] | None = None,
     ) -> tuple[str, int | None] | None:
-        """Deliver what the response carried; for an event stream, the last event id and retry seen."""
+        """Deliver what the response carried; for an event stream, the last event id and retry seen (an
+        event stream is left once ``until`` is done)."""
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "text/event-stream":
             from wiretap.wire.sse import SSEDecoder
@@ -621,6 +630,8 @@ class HttpLink:
                         endpoint.set_result(event.data.decode("utf-8", errors="replace").strip())
                     elif event.data:
                         _deliver(event.data, self.driver, exchange)
+                if until is not None and until.done():
+                    return None if last_id is None else (last_id, retry)
             for event in decoder.close():
                 if event.data:
                     _deliver(event.data, self.driver, exchange)
