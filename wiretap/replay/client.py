@@ -46,6 +46,7 @@ from wiretap.replay.script import (
 from wiretap.replay.structural_diff import Difference, describe, differences
 from wiretap.replay.tasks import reported_state
 from wiretap.replay.volatile import Volatile
+from wiretap.transports.process import signal_name
 from wiretap.wire.framing import LineFramer
 
 WIRETAP = [sys.executable, "-m", "wiretap"]
@@ -106,6 +107,8 @@ class ClientResult:
     server_status: int | None = None
     unreachable: str | None = None
     """Why the live server could not be reached or started (nothing was compared)."""
+    exited: str | None = None
+    """How the live server exited while the recorded client still expected answers."""
 
     @property
     def differing(self) -> list[Compared]:
@@ -134,6 +137,7 @@ class ClientResult:
             "recording": None if self.recording is None else str(self.recording),
             "server_status": self.server_status,
             "unreachable": self.unreachable,
+            "exited": self.exited,
         }
 
     def report(self, out: IO[str]) -> None:
@@ -141,6 +145,8 @@ class ClientResult:
             print(compared.describe(), file=out)
         for note in self.unexpected:
             print(note, file=out)
+        if self.exited is not None:
+            print(self.exited, file=out)
 
 
 class Link(Protocol):
@@ -205,11 +211,31 @@ class Driver:
         self._answering: set[asyncio.Task[None]] = set()
         self.gone: asyncio.Future[str] | None = None
         """Set, with the reason, when the live server is found unreachable."""
+        self.heard = False
+        """Whether the live server has sent anything yet."""
+        self.closing = False
+        """Whether the recorded client has closed its end (after that a server may well exit)."""
+        self.exited = asyncio.Event()
+        """The live server process has exited (stdio): nothing more will come from it."""
+        self.exit_note: str | None = None
+        """How it exited, when that cut the run short."""
 
     def lost(self, reason: str) -> None:
         """The live server cannot be reached: the run stops (see ``run_until_lost``)."""
         if self.gone is not None and not self.gone.done():
             self.gone.set_result(reason)
+
+    def server_exited(self, how: str, stderr: str) -> None:
+        """The live server process exited (``how``: with which status; ``stderr``: its last words). Before
+        it said anything, it could not be started; later, what it left unanswered is missing, at once
+        instead of a timeout each; after the client closed its end, that is how a stdio server ends."""
+        said = f"; its stderr ended: {stderr}" if stderr else "; it wrote nothing on stderr"
+        pending = [key for key, future in self.waiting.items() if not future.done()]
+        if not self.heard and not self.closing:
+            self.lost(f"the server {how} before answering anything{said}")
+        elif pending or not self.closing:
+            self.exit_note = f"the server {how} before the recorded client was done{said}"
+        self.exited.set()
 
     async def run_until_lost(self, link: Link) -> ClientResult:
         """``run``, raising Unreachable as soon as the link finds the live server unreachable."""
@@ -234,6 +260,7 @@ class Driver:
         first_t = items[0].t if items else 0.0
         prev_recorded, prev_live = first_t, self.now()
         sent: list[Exchange] = []
+        planned = [i.exchange for i in items if i.exchange is not None]
         # What the recorded client had seen before each message: responses and stream ends, by their
         # recorded time (heaps: each is waited for once, so the run is linear in the recording).
         responses: list[tuple[float, int, Exchange]] = []
@@ -247,7 +274,9 @@ class Driver:
                     base_recorded, base_live = response_t, at
             while ends and ends[0][0] <= item.t:  # the recorded client had seen its event stream end
                 await self._ended(heapq.heappop(ends)[2])
-            await _until(base_live + pace.live(item.t - base_recorded), self.now)
+            await self._pause(base_live + pace.live(item.t - base_recorded))
+            if self.exited.is_set():
+                break
             message = swapped(item.message, self.swaps)
             if item.exchange is not None:
                 exchange = item.exchange
@@ -270,12 +299,34 @@ class Driver:
             if exchange.response is not None and exchange not in after_eof:
                 await self._response(exchange)
         if eof is not None:
-            await _until(prev_live + pace.live(eof - prev_recorded), self.now)
+            await self._pause(prev_live + pace.live(eof - prev_recorded))
         await asyncio.gather(*self._answering, return_exceptions=True)
+        self.closing = True
         await link.close()
         for exchange in after_eof:
             await self._response(exchange)
-        return ClientResult([self._compare(e) for e in sent if e.response is not None], self.unexpected)
+        # What a server that exited early was never sent is missing too.
+        compared = [self._compare(e) for e in planned if e.response is not None]
+        exited = self.exit_note if any(c.differs for c in compared) else None
+        return ClientResult(compared, self.unexpected, exited=exited)
+
+    async def _pause(self, due: float) -> None:
+        """Wait until ``due`` (live clock), or until the live server has exited."""
+        delay = due - self.now()
+        if delay > 0 and not self.exited.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.exited.wait(), delay)
+
+    async def _live(self, future: asyncio.Future[tuple[float, Json]]) -> tuple[float, Json] | None:
+        """The live response, once it comes; None if the live server exits first."""
+        if not future.done():
+            exited = asyncio.create_task(self.exited.wait())
+            either: list[asyncio.Future[Any]] = [future, exited]
+            try:
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                exited.cancel()
+        return future.result() if future.done() else None
 
     def ended(self, exchange: Exchange) -> None:
         """The link says: the live response to ``exchange`` is complete (its event stream ended)."""
@@ -299,9 +350,12 @@ class Driver:
             return None
         self.answered.add(exchange.number)
         try:
-            at, message = await asyncio.wait_for(asyncio.shield(future), self.options.timeout)
+            live = await asyncio.wait_for(self._live(future), self.options.timeout)
         except TimeoutError:
             return None
+        if live is None:
+            return None
+        at, message = live
         self.received_at[exchange.number] = at
         self.live[exchange.number] = message
         if exchange.response is not None:
@@ -313,6 +367,7 @@ class Driver:
     def received(self, message: Json, exchange: Exchange | None = None) -> None:
         """A message from the live server; ``exchange``: the request it answers, when the transport knows."""
         now = self.now()
+        self.heard = True
         if is_request(message):
             task = asyncio.create_task(self._answer(message))
             self._answering.add(task)
@@ -442,24 +497,75 @@ async def _stop(proc: asyncio.subprocess.Process, grace: float = STOP_GRACE) -> 
     return await proc.wait()
 
 
+STDERR_TAIL = 4096
+"""How much of the end of the server's stderr is kept, to say why it exited."""
+STDERR_SETTLE = 1.0
+"""How long to wait for the rest of a dead server's stderr (a grandchild may hold the pipe open)."""
+
+
+async def _pass_stderr(stream: asyncio.StreamReader, tail: bytearray) -> None:
+    """The server's stderr, passed on as it comes; its end kept in ``tail``."""
+    out = sys.stderr.buffer
+    while chunk := await stream.read(1 << 16):
+        with contextlib.suppress(OSError, ValueError):
+            out.write(chunk)
+            out.flush()
+        tail += chunk
+        del tail[:-STDERR_TAIL]
+
+
+def how_it_exited(returncode: int) -> str:
+    return f"was killed by {signal_name(-returncode)}" if returncode < 0 else f"exited with status {returncode}"
+
+
+def last_words(stderr_tail: bytes) -> str:
+    """The last lines a server wrote on stderr, on one line."""
+    lines = [line.strip() for line in stderr_tail.decode("utf-8", errors="replace").splitlines() if line.strip()]
+    said = " / ".join(lines[-3:])
+    return "…" + said[-299:] if len(said) > 300 else said
+
+
+async def _watch_exit(
+    proc: asyncio.subprocess.Process,
+    reader: asyncio.Task[None],
+    pump: asyncio.Task[None],
+    tail: bytearray,
+    driver: Driver,
+) -> None:
+    """Once the server has closed its stdout and exited, tell the driver how."""
+    await asyncio.gather(reader, return_exceptions=True)
+    returncode = await proc.wait()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(pump), STDERR_SETTLE)
+    driver.server_exited(how_it_exited(returncode), last_words(bytes(tail)))
+
+
 async def replay_stdio(script: Script, server: list[str], options: ClientOptions) -> ClientResult:
     command = [*WIRETAP, "tap", "--out", str(options.out), "--", *server] if options.out is not None else server
     try:
         proc = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
         )
     except OSError as exc:
         raise Unreachable(f"cannot start {server[0]}: {exc.strerror or exc}") from None
+    assert proc.stderr is not None
     link = StdioLink(proc)
     driver = Driver(script, options)
     reader = asyncio.create_task(link.read(driver))
+    tail = bytearray()
+    pump = asyncio.create_task(_pass_stderr(proc.stderr, tail))
+    watch = asyncio.create_task(_watch_exit(proc, reader, pump, tail, driver))
     try:
-        result = await driver.run(link)
+        result = await driver.run_until_lost(link)
     finally:
         await link.close()
         status = await _stop(proc)
-        reader.cancel()
-        await asyncio.gather(reader, return_exceptions=True)
+        watch.cancel()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(pump), STDERR_SETTLE)
+        for task in (reader, pump):
+            task.cancel()
+        await asyncio.gather(reader, pump, watch, return_exceptions=True)
     result.server_status = status
     return result
 
