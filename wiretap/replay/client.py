@@ -24,7 +24,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
-from urllib.parse import parse_qs, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 
@@ -582,15 +582,21 @@ _NOT_REPLAYED = frozenset(
 )
 
 
+def _endpoint_key(path: str, query: str | None) -> str:
+    return f"{path}?{query}" if query else path
+
+
 def _legacy_streams(script: Script) -> dict[str, HttpShape]:
+    """Each recorded legacy endpoint (its path and query: the TypeScript SDK's ``?sessionId=``, the
+    Python SDK's ``?session_id=``) → the GET stream that handed it out."""
     shapes = {shape.ex: shape for shape in script.streams}
     out = {}
     for item in script.unprompted:
         step = item.step
         if (step.sse or {}).get("event") == "endpoint" and step.raw and step.ex in shapes:
-            session = parse_qs(urlsplit(step.raw).query).get("sessionId", [None])[0]
-            if session:
-                out[session] = shapes[step.ex]
+            shape = shapes[step.ex]
+            endpoint = urlsplit(urljoin(f"http://recorded{shape.path}", step.raw.strip()))
+            out[_endpoint_key(endpoint.path, endpoint.query)] = shape
     return out
 
 
@@ -756,8 +762,7 @@ class HttpLink:
     async def _legacy_url(self, item: ClientItem) -> str | None:
         """Legacy HTTP+SSE (2024-11-05): a POST to a recorded session's endpoint goes to the endpoint the
         live server gave on the GET stream standing for that session's (opened first, as a client does)."""
-        recorded = parse_qs((item.http.query or "") if item.http else "").get("sessionId", [None])[0]
-        shape = self.legacy_streams.get(recorded or "")
+        shape = self.legacy_streams.get(_endpoint_key(item.http.path, item.http.query)) if item.http else None
         if shape is None:
             return None
         endpoint = self.endpoints.get(shape.ex)
