@@ -86,6 +86,8 @@ class Compared:
     differences: list[Difference]
     timing: str | None = None
     """Why a difference was let go: a poll that caught the task in another recorded state."""
+    refused: str | None = None
+    """How the live server refused the request instead of answering it (``HTTP 404 Not Found``)."""
 
     @property
     def differs(self) -> bool:
@@ -94,7 +96,7 @@ class Compared:
     def describe(self) -> str:
         head = f"#{self.exchange.number} {self.exchange.request.describe(80)}"
         if self.live is None:
-            return f"{head}: no live response"
+            return f"{head}: no live response" + (f" ({self.refused})" if self.refused else "")
         return f"{head}: {describe(self.differences, limit=5)}"
 
 
@@ -128,6 +130,7 @@ class ClientResult:
                     "number": c.exchange.number,
                     "method": c.exchange.request.method,
                     "live": c.live is not None,
+                    "refused": c.refused,
                     "differences": [d.as_dict() for d in c.differences],
                 }
                 for c in self.differing
@@ -219,11 +222,21 @@ class Driver:
         """The live server process has exited (stdio): nothing more will come from it."""
         self.exit_note: str | None = None
         """How it exited, when that cut the run short."""
+        self.refusals: dict[int, str] = {}
+        """Exchange number → the HTTP error the live server gave instead of a response."""
 
     def lost(self, reason: str) -> None:
         """The live server cannot be reached: the run stops (see ``run_until_lost``)."""
         if self.gone is not None and not self.gone.done():
             self.gone.set_result(reason)
+
+    def refused(self, exchange: Exchange, why: str) -> None:
+        """The live server answered ``exchange`` with an HTTP error and no JSON-RPC response: none will
+        come, so it is missing at once instead of after the timeout."""
+        future = self.waiting.get(self._key(exchange))
+        if future is not None and not future.done():
+            self.refusals[exchange.number] = why
+            future.cancel()
 
     def server_exited(self, how: str, stderr: str) -> None:
         """The live server process exited (``how``: with which status; ``stderr``: its last words). Before
@@ -326,7 +339,7 @@ class Driver:
                 await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 exited.cancel()
-        return future.result() if future.done() else None
+        return future.result() if future.done() and not future.cancelled() else None
 
     def ended(self, exchange: Exchange) -> None:
         """The link says: the live response to ``exchange`` is complete (its event stream ended)."""
@@ -411,7 +424,7 @@ class Driver:
         (what came before depends on timing)."""
         live = self.live.get(exchange.number)
         if live is None or exchange.response is None:
-            return Compared(exchange, live, [])
+            return Compared(exchange, live, [], refused=self.refusals.get(exchange.number))
         replies = [s.message for s in exchange.steps if s.reply and s.message is not None]
         recorded_last = replies[-1] if replies else exchange.response
         if len(replies) > 1 or len(self.replies.get(exchange.number, [])) > 1:
@@ -673,6 +686,8 @@ class HttpLink:
                 live_session = response.headers.get(SESSION)
                 self._learn_session(item, live_session)
                 resume = await self._read(response, item.exchange)
+                if response.status >= 400 and item.exchange is not None:
+                    self.driver.refused(item.exchange, f"HTTP {response.status} {response.reason or ''}".strip())
             if item.exchange is not None:
                 await self._resume(item, item.exchange, resume)
         except aiohttp.ClientConnectorError as exc:
