@@ -6,9 +6,10 @@ arrived, and at its recorded offset from the later of the previous message and t
 responses and put in place of the recorded ones in what is sent next. A request from the server
 (elicitation, roots, sampling) is matched to a recorded one and answered with the recorded answer,
 under the live request's id. Every live response is then compared with the recorded one, volatile parts
-ignored (diff.py); a task poll that caught the task in another of its recorded states is timing, not a
-difference. With ``--out`` the live run is recorded through ``wiretap tap`` (stdio) or ``wiretap proxy``
-(HTTP), as any other run would be.
+ignored (structural_diff.py); a task poll that caught the task in another of its recorded states is
+timing, not a difference. A server that exits, or refuses a request with an HTTP error, leaves what it
+did not answer missing at once (not after ``--timeout``). With ``--out`` the live run is recorded
+through ``wiretap tap`` (stdio) or ``wiretap proxy`` (HTTP), as any other run would be.
 """
 
 from __future__ import annotations
