@@ -146,3 +146,13 @@ def test_the_recorded_example_client_replayed_against_the_real_server_resumes_an
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 response(s) compared, 0 differ" in done.stderr
     assert_closed_then_resumed(wire(again))
+    # The session's GET stream opened where the recorded client opened it: after it said initialized.
+    assert sent(again)[:3] == sent(path)[:3] == ["POST initialize", "POST notifications/initialized", "GET"]
+
+
+def sent(recording: Path) -> list[str]:
+    """The HTTP requests in the order the server got them, each with the JSON-RPC method it carried."""
+    _, events, _ = settled_read_all(recording)
+    carried = {e["ex"]: e["msg"].get("method") for e in events if e["kind"] == "message" and e["dir"] == "c2s"}
+    requests = [e for e in events if e["kind"] == "http_request"]
+    return [f"{e['method']} {carried[e['ex']]}" if e["ex"] in carried else e["method"] for e in requests]

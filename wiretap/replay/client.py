@@ -15,6 +15,7 @@ through ``wiretap tap`` (stdio) or ``wiretap proxy`` (HTTP), as any other run wo
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import heapq
 import json
@@ -631,6 +632,10 @@ class HttpLink:
         self.streams: set[asyncio.Task[None]] = set()
         """GET event streams."""
         self.streams_opened: set[str] = set()
+        self.pending_streams: list[tuple[HttpShape, str]] = []
+        """GET streams of a live session, to open when the recorded client opened its own."""
+        self.item_times = [item.t for item in script.client_items]
+        self.last_sent_t = float("-inf")
         self.legacy_streams = _legacy_streams(script)
         """Recorded legacy session id → the GET stream that handed out its endpoint."""
         self.endpoints: dict[int | None, asyncio.Future[str]] = {}
@@ -671,6 +676,9 @@ class HttpLink:
         self.session_id = live
 
     async def send(self, item: ClientItem, message: Json) -> None:
+        if item.http is not None:  # a recorded message (an answer made up live has no recorded time)
+            self._open_streams(item.t)
+            self.last_sent_t = item.t
         task = asyncio.create_task(self._exchange(item, message))
         self.exchanges.add(task)
         task.add_done_callback(self.exchanges.discard)
@@ -702,8 +710,34 @@ class HttpLink:
             shape = self._stream_shape(item)
             if shape is not None:
                 self.streams_opened.add(live_session)
-                task = asyncio.create_task(self._stream(shape, live_session))
-                self.streams.add(task)
+                ended = item.exchange.response_t if item.exchange and item.exchange.response_t else item.t
+                self._open_stream_later(shape, live_session, ended)
+
+    def _open_stream_later(self, shape: HttpShape, session: str, after: float) -> None:
+        """Open the session's GET stream where the recorded client did: ``shape.t - after`` (paced) from
+        now, or before the first later message it sent, whichever comes first; never before one it sent
+        earlier (``notifications/initialized``), so as fast as possible it waits for the next one."""
+        opening = (shape, session)
+        self.pending_streams.append(opening)
+        delay = self.driver.options.pace.live(max(0.0, shape.t - after))
+        before = bisect.bisect_left(self.item_times, shape.t)
+        sent_before = self.item_times[before - 1] if before else float("-inf")
+        if delay <= 0:
+            return
+
+        async def in_time() -> None:
+            await asyncio.sleep(delay)
+            if opening in self.pending_streams and self.last_sent_t >= sent_before:
+                self.pending_streams.remove(opening)
+                self.streams.add(asyncio.create_task(self._stream(*opening)))
+
+        self.streams.add(asyncio.create_task(in_time()))
+
+    def _open_streams(self, before: float) -> None:
+        """Open the pending GET streams the recorded client had opened before sending at ``before``."""
+        for opening in [o for o in self.pending_streams if o[0].t <= before]:
+            self.pending_streams.remove(opening)
+            self.streams.add(asyncio.create_task(self._stream(*opening)))
 
     def _stream_shape(self, item: ClientItem) -> HttpShape | None:
         """The GET event stream the recorded client opened in this exchange's session, if it did."""
@@ -804,6 +838,7 @@ class HttpLink:
 
     async def close(self) -> None:
         """Let every response (event streams included) finish, then end the session."""
+        self._open_streams(float("inf"))
         if self.exchanges:
             await asyncio.wait(list(self.exchanges), timeout=self.driver.options.timeout)
         if self.script.ends_session:
