@@ -19,6 +19,7 @@ import bisect
 import contextlib
 import heapq
 import json
+import os
 import signal
 import sys
 import time
@@ -512,19 +513,25 @@ async def _stop(proc: asyncio.subprocess.Process, grace: float = STOP_GRACE) -> 
     return await proc.wait()
 
 
+STDERR_FD = 2
 STDERR_TAIL = 4096
 """How much of the end of the server's stderr is kept, to say why it exited."""
 STDERR_SETTLE = 1.0
 """How long to wait for the rest of a dead server's stderr (a grandchild may hold the pipe open)."""
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 async def _pass_stderr(stream: asyncio.StreamReader, tail: bytearray) -> None:
-    """The server's stderr, passed on as it comes; its end kept in ``tail``."""
-    out = sys.stderr.buffer
+    """The server's stderr, passed on to ours as it comes (as when it was inherited: straight to file
+    descriptor 2, in a thread so a slow reader stalls nothing else); its end kept in ``tail``."""
     while chunk := await stream.read(1 << 16):
-        with contextlib.suppress(OSError, ValueError):
-            out.write(chunk)
-            out.flush()
+        with contextlib.suppress(OSError):
+            await asyncio.to_thread(_write_all, STDERR_FD, chunk)
         tail += chunk
         del tail[:-STDERR_TAIL]
 
