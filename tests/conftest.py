@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -56,3 +58,19 @@ def server_everything_bin() -> Path:
     import peers
 
     return peers.server_everything()
+
+
+@pytest.fixture(scope="session")
+def ts_sdk() -> Path:
+    """The MCP TypeScript SDK 1.32.2's node_modules (npm, PEERS.md), installed on first use; skipped
+    outside CI where node or npm cannot install it."""
+    import peers
+
+    try:
+        if shutil.which("node") is None:
+            raise RuntimeError("node is not on PATH")
+        return peers.ts_sdk()
+    except (RuntimeError, OSError) as exc:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"the MCP TypeScript SDK cannot be installed here: {exc}")

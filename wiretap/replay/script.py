@@ -89,6 +89,8 @@ class HttpShape:
     status: int | None = None
     response_headers: dict[str, Any] = field(default_factory=dict)
     ex: int | None = None
+    t: float = 0.0
+    """When the client sent the request."""
 
     @property
     def resumes(self) -> str | None:
@@ -261,7 +263,12 @@ class _Loader:
             self.script.client_eof = t
         elif kind == Kind.HTTP_REQUEST and ex is not None:
             shape = HttpShape(
-                str(event.get("method")), str(event.get("path")), event.get("query"), _dict(event.get("headers")), ex=ex
+                str(event.get("method")),
+                str(event.get("path")),
+                event.get("query"),
+                _dict(event.get("headers")),
+                ex=ex,
+                t=t,
             )
             self.http[ex] = shape
             resumed = self.event_owner.get(shape.resumes or "") if shape.method == "GET" else None
