@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -12,6 +13,12 @@ import pytest
 pytest_plugins = ["pytester"]  # tests/test_record_modes.py runs sample projects
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
+
+# A suite started as a background job inherits SIGINT ignored, and so would every wiretap it spawns (an
+# ignored signal survives exec; Python then installs no KeyboardInterrupt handler): the Ctrl-C tests
+# would wait forever. A handler of our own is reset to the default in each child instead.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
