@@ -38,6 +38,7 @@ from wiretap.replay.script import (
     HttpShape,
     Json,
     Script,
+    Sent,
     Step,
     id_key,
     is_request,
@@ -123,7 +124,7 @@ class ClientResult:
             "differing": [
                 {
                     "number": c.exchange.number,
-                    "method": c.exchange.request.method,
+                    "method": c.exchange.method,
                     "live": c.live is not None,
                     "differences": [d.as_dict() for d in c.differences],
                 }
@@ -146,7 +147,7 @@ class ClientResult:
 class Link(Protocol):
     """The way to the live server."""
 
-    async def send(self, item: ClientItem, message: Json) -> None: ...
+    async def send(self, item: Sent, message: Json) -> None: ...
 
     async def close(self) -> None:
         """End of input: close the server's stdin, or end the HTTP session."""
@@ -366,7 +367,7 @@ class Driver:
         recorded = volatile.normalize(_without_id(swapped(recorded_last, self.swaps)))
         found = differences(recorded, volatile.normalize(_without_id(live)))
         compared = Compared(exchange, live, found)
-        if found and exchange.request.method in POLL_METHODS:
+        if found and exchange.method in POLL_METHODS:
             was, now = reported_state(exchange.response), reported_state(live)
             task = self.script.tasks.get(exchange.task_key() or "")
             states = {s.raw for _, s in task.states} if task is not None else set()
@@ -397,7 +398,7 @@ class StdioLink:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
 
-    async def send(self, item: ClientItem, message: Json) -> None:
+    async def send(self, item: Sent, message: Json) -> None:
         assert self.proc.stdin is not None
         with contextlib.suppress(ConnectionError):
             self.proc.stdin.write(dumps(message).encode() + b"\n")
@@ -509,7 +510,7 @@ class HttpLink:
         """Recorded legacy session id → the GET stream that handed out its endpoint."""
         self.endpoints: dict[int | None, asyncio.Future[str]] = {}
 
-    def _url(self, item: ClientItem) -> str:
+    def _url(self, item: Sent) -> str:
         if item.http is None:
             return self.base
         query = f"?{item.http.query}" if item.http.query else ""
@@ -519,7 +520,7 @@ class HttpLink:
                 path = path.replace(recorded, str(live))
         return f"{self.origin}{path}{query}"
 
-    def _headers(self, item: ClientItem) -> dict[str, str]:
+    def _headers(self, item: Sent) -> dict[str, str]:
         recorded = item.http.request_headers if item.http is not None else {}
         headers = {k: str(v) for k, v in recorded.items() if k not in _NOT_REPLAYED and not isinstance(v, list)}
         if item.http is None:
@@ -535,7 +536,7 @@ class HttpLink:
             return self.sessions[recorded]
         return self.session_id if recorded or unknown else None
 
-    def _learn_session(self, item: ClientItem, live: str | None) -> None:
+    def _learn_session(self, item: Sent, live: str | None) -> None:
         if not live:
             return
         recorded = item.exchange.http.response_headers.get(SESSION) if item.exchange and item.exchange.http else None
@@ -544,14 +545,14 @@ class HttpLink:
             self.sessions.setdefault(recorded, live)
         self.session_id = live
 
-    async def send(self, item: ClientItem, message: Json) -> None:
+    async def send(self, item: Sent, message: Json) -> None:
         task = asyncio.create_task(self._exchange(item, message))
         self.exchanges.add(task)
         task.add_done_callback(self.exchanges.discard)
         if item.exchange is None:
             await task
 
-    async def _exchange(self, item: ClientItem, message: Json) -> None:
+    async def _exchange(self, item: Sent, message: Json) -> None:
         method = item.http.method if item.http is not None and item.rest is not None else "POST"
         body = dumps(message).encode() if (item.rest is None or message) else None
         live_session = None
@@ -577,7 +578,7 @@ class HttpLink:
                 task = asyncio.create_task(self._stream(shape, live_session))
                 self.streams.add(task)
 
-    def _stream_shape(self, item: ClientItem) -> HttpShape | None:
+    def _stream_shape(self, item: Sent) -> HttpShape | None:
         """The GET event stream the recorded client opened in this exchange's session, if it did."""
         recorded = item.exchange.http.response_headers.get(SESSION) if item.exchange and item.exchange.http else None
         for shape in self.script.streams:
@@ -585,7 +586,7 @@ class HttpLink:
                 return shape
         return None
 
-    async def _resume(self, item: ClientItem, exchange: Exchange, resume: tuple[str, int | None] | None) -> None:
+    async def _resume(self, item: Sent, exchange: Exchange, resume: tuple[str, int | None] | None) -> None:
         """A stream that ended before its response is resumed with GET and ``Last-Event-ID`` (SEP-1699),
         after the ``retry`` the server asked for, as an SDK client does."""
         for _ in range(RESUMPTIONS):
@@ -636,7 +637,7 @@ class HttpLink:
             _deliver(data, self.driver, exchange)
         return None
 
-    async def _legacy_url(self, item: ClientItem) -> str | None:
+    async def _legacy_url(self, item: Sent) -> str | None:
         """Legacy HTTP+SSE (2024-11-05): a POST to a recorded session's endpoint goes to the endpoint the
         live server gave on the GET stream standing for that session's (opened first, as a client does)."""
         recorded = parse_qs((item.http.query or "") if item.http else "").get("sessionId", [None])[0]
