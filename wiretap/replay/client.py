@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 import aiohttp
 
+from wiretap.replay import keys
 from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request, failures
 from wiretap.replay.pace import RECORDED, Pace
 from wiretap.replay.player import dumps
@@ -204,6 +205,8 @@ class Driver:
         """The recorded server requests answered already (by id())."""
         self.link: Link | None = None
         self._answering: set[asyncio.Task[None]] = set()
+        self._asked_by_key: dict[int | None, list[tuple[int, Step]]] | None = None
+        """The recorded server requests with an answer, by their key (None: no key), made at the first."""
         self.gone: asyncio.Future[str] | None = None
         """Set, with the reason, when the live server is found unreachable."""
 
@@ -334,8 +337,7 @@ class Driver:
         arrived = self.now()
         volatile, match_on = self.options.volatile, self.options.match_on
         live = Request.of(message, volatile)
-        asked = [s for s in self.script.server_requests if s.answer is not None and s.message is not None]
-        matching = [s for s in asked if not failures(Request.of(s.message or {}, volatile), live, match_on)]
+        matching = [s for s in self._asked(live) if not failures(Request.of(s.message or {}, volatile), live, match_on)]
         step: Step | None = next((s for s in matching if id(s) not in self.used), None) or (
             matching[-1] if matching else None
         )
@@ -349,6 +351,29 @@ class Driver:
             reply = {**step.answer.message, "id": message.get("id")}
         if self.link is not None:
             await self.link.send(ClientItem(self.now(), reply), reply)
+
+    def _asked(self, live: Request) -> list[Step]:
+        """The recorded requests from the server that may match ``live``: those filed under its key (all
+        of them for a matcher of one's own), so that answering each is not a walk through them all."""
+        if self._asked_by_key is None:
+            self._asked_by_key = {}
+            for at, step in enumerate(self.script.server_requests):
+                message = step.message if step.answer is not None else None
+                if message is not None:
+                    filed = self._key_of(Request.of(message, self.options.volatile))
+                    self._asked_by_key.setdefault(filed, []).append((at, step))
+        filed = self._key_of(live)
+        found = self._asked_by_key.get(filed, []) if filed is not None else []
+        unkeyed = self._asked_by_key.get(None, [])
+        return [step for _, step in (sorted(found + unkeyed, key=lambda s: s[0]) if unkeyed else found)]
+
+    def _key_of(self, request: Request) -> int | None:
+        try:
+            return (
+                keys.key(request, self.options.match_on) if all(n in keys.KEYS for n in self.options.match_on) else None
+            )
+        except (RecursionError, TypeError, ValueError):
+            return None
 
     # -- comparing ----------------------------------------------------------------------------------
 

@@ -326,6 +326,8 @@ class Script:
     listen_url: str | None = None
     """Where the recording proxy listened: the card's URLs point there."""
     skipped: int = 0
+    source: Source | None = None
+    """Where the recorded messages are read back from (None: they are held parsed)."""
     _polls: dict[str, list[Exchange]] | None = field(default=None, repr=False)
 
     @property
@@ -603,14 +605,17 @@ def _mentions(value: Any, text: str) -> bool:
     return text in json.dumps(value, ensure_ascii=False)
 
 
-def load_script(path: Path, volatile: Volatile | None = None) -> Script:
-    """Read a recording into a script. Raises NotARecording, UnsupportedFormat or OSError."""
+def load_script(path: Path, volatile: Volatile | None = None, *, parsed: bool = False) -> Script:
+    """Read a recording into a script. Raises NotARecording, UnsupportedFormat or OSError.
+
+    ``parsed``: hold every recorded message parsed, as a replay did before it kept only where each is
+    (for comparing the two)."""
     # Loading allocates millions of objects that all live on: the cyclic collector would walk the
     # growing heap again and again for nothing (it halves the start of a large replay).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _load(path, volatile)
+        return _load(path, volatile, parsed)
     finally:
         if collecting:
             gc.enable()
@@ -622,13 +627,13 @@ TASK_WORDS = (b"ask", b"Message", b"message/s", b"message\\/s", b"\\u")
 holds no task, and the task pass is not run."""
 
 
-def _load(path: Path, volatile: Volatile | None) -> Script:
+def _load(path: Path, volatile: Volatile | None, parsed: bool) -> Script:
     volatile = volatile or Volatile()
     may_hold_tasks = False
     with open_recording(path) as reader:
         script = Script(path, reader.header)
-        source = Source(reader.file, path, reader.version, volatile)
-        loader = _Loader(script, volatile, source)
+        script.source = None if parsed else Source(reader.file, path, reader.version, volatile)
+        loader = _Loader(script, volatile, script.source)
         feed = loader.feed
         for event in reader.events():
             line = reader.line
