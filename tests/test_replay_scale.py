@@ -6,6 +6,8 @@ Speed itself is measured in bench/replay_scale.py."""
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +150,15 @@ def test_the_task_pass_is_left_out_only_where_it_finds_no_task(recording: Path) 
 
 def test_the_task_pass_is_left_out_of_a_recording_without_tasks(long_recording: Path) -> None:
     assert load_script(long_recording).tasks == {} == _tasks(long_recording)
+
+
+def test_a_recording_read_from_a_pipe_is_held_parsed_and_replays_alike(tmp_path: Path) -> None:
+    recording = RECORDINGS / "demo.jsonl"
+    fifo = tmp_path / "demo.jsonl"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(recording.read_bytes()))
+    writer.start()
+    piped = load_script(fifo)
+    writer.join()
+    assert piped.source is None
+    assert asyncio.run(answers(piped, twist=False)) == asyncio.run(answers(load_script(recording), twist=False))

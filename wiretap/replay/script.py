@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import stat
 import sys
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -507,8 +509,11 @@ class _Loader:
         self._count(sent_key(message), t)
 
     def _server_answered(self, step: Step, message: Json, ex: int | None, *, streamed: bool) -> None:
-        waiting = self.open.get(id_key(message.get("id")), [])
-        exchange = next((e for e in waiting if ex is not None and e.ex == ex), waiting[0] if waiting else None)
+        waiting = self.open.get(id_key(message.get("id")), ())
+        if ex is None:
+            exchange = waiting[0] if waiting else None
+        else:
+            exchange = next((e for e in waiting if e.ex == ex), waiting[0] if waiting else None)
         if exchange is None:
             exchange = self.by_ex.get(ex) if ex is not None else None
             if exchange is None or exchange.response_t is None:
@@ -632,7 +637,9 @@ def _load(path: Path, volatile: Volatile | None, parsed: bool) -> Script:
     may_hold_tasks = False
     with open_recording(path) as reader:
         script = Script(path, reader.header)
-        script.source = None if parsed else Source(reader.file, path, reader.version, volatile)
+        # A pipe or a terminal cannot be read again: what comes from one is held parsed.
+        regular = stat.S_ISREG(os.fstat(reader.file.fileno()).st_mode)
+        script.source = Source(reader.file, path, reader.version, volatile) if regular and not parsed else None
         loader = _Loader(script, volatile, script.source)
         feed = loader.feed
         for event in reader.events():
