@@ -18,7 +18,7 @@ from wiretap.recording.writer import encode_event
 from wiretap.replay.index import CLOSEST_CANDIDATES
 from wiretap.replay.pace import FAST
 from wiretap.replay.player import Player, ReplayOptions, dumps
-from wiretap.replay.script import Script, Step, _tasks, load_script
+from wiretap.replay.script import Script, Step, _tasks, _words_in, load_script
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
 REQUESTS = 20_000
@@ -162,3 +162,11 @@ def test_a_recording_read_from_a_pipe_is_held_parsed_and_replays_alike(tmp_path:
     writer.join()
     assert piped.source is None
     assert asyncio.run(answers(piped, twist=False)) == asyncio.run(answers(load_script(recording), twist=False))
+
+
+def test_words_are_found_across_the_pieces_a_recording_is_looked_through_in(tmp_path: Path) -> None:
+    path = tmp_path / "words.bin"
+    path.write_bytes(b"x" * ((1 << 20) - 3) + b"progressToken" + b"y" * (1 << 20) + b"ask")
+    with path.open("rb") as file:
+        scanned, found = _words_in(file.fileno(), {b"progressToken", b"ask", b"clientInfo"})
+    assert found == {b"progressToken", b"ask"} and scanned == path.stat().st_size

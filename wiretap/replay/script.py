@@ -379,6 +379,8 @@ class _Loader:
         """One copy of each method name."""
         self.line = b""
         """The line of the event fed last (when it is known: what ``Volatile.leaves_alone`` looks at)."""
+        self.names: tuple[bytes, ...] | None = None
+        """The volatile keys' names that the line may hold (None: any)."""
         self.open_order: list[Exchange] = []
         self.asked: dict[Hashable, Step] = {}
         self.http: dict[int, HttpShape] = {}
@@ -483,7 +485,7 @@ class _Loader:
                 method = self.methods.setdefault(method, sys.intern(method))
                 params = message.get("params")
                 params = params if isinstance(params, dict) else {}
-                if not self.volatile.leaves_alone(self.line):
+                if not self.volatile.leaves_alone(self.line, self.names):
                     params = self.volatile.normalize(params)
                 key = params_key(method, params)
                 exchange = Exchange(number, t, {}, ex=ex, http=http, stored=stored, method=method, key=key)
@@ -634,21 +636,24 @@ holds no task, and the task pass is not run."""
 
 def _load(path: Path, volatile: Volatile | None, parsed: bool) -> Script:
     volatile = volatile or Volatile()
-    may_hold_tasks = False
     with open_recording(path) as reader:
         script = Script(path, reader.header)
         # A pipe or a terminal cannot be read again: what comes from one is held parsed.
-        regular = stat.S_ISREG(os.fstat(reader.file.fileno()).st_mode)
+        fd = reader.file.fileno()
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
         script.source = Source(reader.file, path, reader.version, volatile) if regular and not parsed else None
+        # Which words are in the file at all, looked for once: a line is then looked into only for
+        # those (a line past what was looked through, written meanwhile, for all of them).
+        scanned, found = _words_in(fd, {*TASK_WORDS, *volatile.names}) if regular else (0, set())
+        may_hold_tasks = any(word in found for word in TASK_WORDS)
         loader = _Loader(script, volatile, script.source)
+        loader.names = tuple(name for name in volatile.names if name in found)
         feed = loader.feed
         for event in reader.events():
-            line = reader.line
-            if not may_hold_tasks:
-                for word in TASK_WORDS:
-                    if word in line:
-                        may_hold_tasks = True
-            at = reader.line_at
+            line, at = reader.line, reader.line_at
+            if at is None or at + len(line) > scanned:
+                loader.names = volatile.names
+                may_hold_tasks = may_hold_tasks or any(word in line for word in TASK_WORDS)
             loader.line = line
             feed(event, None if at is None else at << LENGTH_BITS | len(line))  # lines are under 2**28
         script.skipped = len(reader.skipped.lines)
@@ -664,6 +669,21 @@ def _load(path: Path, volatile: Volatile | None, parsed: bool) -> Script:
                 exchange.tasks_created = [*exchange.tasks_created, key]
                 break
     return script
+
+
+def _words_in(fd: int, words: set[bytes]) -> tuple[int, set[bytes]]:
+    """How far the file was looked through, and which of ``words`` are in it up to there."""
+    size, found = os.fstat(fd).st_size, set[bytes]()
+    overlap = max(len(word) for word in words) - 1
+    tail, offset = b"", 0
+    while offset < size and len(found) < len(words):
+        window = tail + os.pread(fd, min(1 << 20, size - offset), offset)
+        if len(window) == len(tail):
+            return offset, found  # shorter than it was (changed meanwhile): looked through up to here
+        offset += len(window) - len(tail)
+        found |= {word for word in words - found if word in window}
+        tail = window[len(window) - overlap :] if overlap else b""
+    return (size if len(found) < len(words) else offset), found
 
 
 def _tasks(path: Path) -> dict[str, Task]:

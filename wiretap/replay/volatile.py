@@ -48,20 +48,22 @@ class Volatile:
     def with_extra(cls, keys: Iterable[str]) -> Volatile:
         return cls(extra=frozenset(keys))
 
-    def leaves_alone(self, line: bytes) -> bool:
+    def leaves_alone(self, line: bytes, names: tuple[bytes, ...] | None = None) -> bool:
         """Whether ``normalize`` surely changes nothing in the JSON text ``line``: no volatile key's name
         and nothing like a timestamp is in it (nor a ``\\u`` escape that could spell one). Cheaper than
-        normalizing; False when unsure."""
+        normalizing; False when unsure. ``names``: those of ``self.names`` that may be in the line (all
+        of them unless it is known that the others are not)."""
         if not line:
             return False
-        for name in self._names:
+        for name in self.names if names is None else names:
             if name in line:
                 return False
         # (A timestamp's digits may be any Unicode digits: a line with other than ASCII is not looked into.)
         return not (self.timestamps and b"-" in line and (not line.isascii() or _DATE_TIME.search(line)))
 
     @cached_property
-    def _names(self) -> tuple[bytes, ...]:
+    def names(self) -> tuple[bytes, ...]:
+        """What ``leaves_alone`` looks for."""
         # A name with a "/" may be written with "\/": its part after the last "/" is looked for; a
         # name ending in "/" leaves nothing to look for, and an empty name is in every line.
         return (b"\\u", *sorted({key.rsplit("/", 1)[-1].encode() for key in self.keys | self.extra}))
