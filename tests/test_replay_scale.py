@@ -166,7 +166,7 @@ def test_a_recording_read_from_a_pipe_is_held_parsed_and_replays_alike(tmp_path:
 
 def test_words_are_found_across_the_pieces_a_recording_is_looked_through_in(tmp_path: Path) -> None:
     path = tmp_path / "words.bin"
-    path.write_bytes(b"x" * ((1 << 20) - 3) + b"progressToken" + b"y" * (1 << 20) + b"ask")
+    path.write_bytes(b"x" * ((1 << 18) - 3) + b"progressToken" + b"y" * (1 << 18) + b"ask")
     with path.open("rb") as file:
         scanned, found = _words_in(file.fileno(), {b"progressToken", b"ask", b"clientInfo"})
     assert found == {b"progressToken", b"ask"} and scanned == path.stat().st_size

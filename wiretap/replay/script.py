@@ -672,12 +672,12 @@ def _load(path: Path, volatile: Volatile | None, parsed: bool) -> Script:
 
 
 def _words_in(fd: int, words: set[bytes]) -> tuple[int, set[bytes]]:
-    """How far the file was looked through, and which of ``words`` are in it up to there."""
+    """How far the file was looked through (256 KiB at a time), and which of ``words`` are in it."""
     size, found = os.fstat(fd).st_size, set[bytes]()
     overlap = max(len(word) for word in words) - 1
     tail, offset = b"", 0
     while offset < size and len(found) < len(words):
-        window = tail + os.pread(fd, min(1 << 20, size - offset), offset)
+        window = tail + os.pread(fd, min(1 << 18, size - offset), offset)
         if len(window) == len(tail):
             return offset, found  # shorter than it was (changed meanwhile): looked through up to here
         offset += len(window) - len(tail)
