@@ -30,20 +30,27 @@ def call(i: int, **arguments: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "lookup", "arguments": arguments}}
 
 
-@pytest.fixture(scope="module")
-def long_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """REQUESTS ``tools/call`` requests, each with its own arguments and answer, and a few ``tools/list``."""
-    path = tmp_path_factory.mktemp("long") / "long.jsonl"
+def write(path: Path, requests: list[dict[str, Any]]) -> Path:
+    """A stdio recording of these requests, each answered at once."""
     with path.open("wb") as out:
         out.write(encode_event(Header(transport="stdio", name="long", argv=["test"]).to_dict())[0])
         t = 0.0
-        for i in range(1, REQUESTS + 1):
-            request = call(i) if i % 1000 else {"jsonrpc": "2.0", "id": i, "method": "tools/list"}
+        for request in requests:
+            i = request["id"]
             result = {"content": [{"type": "text", "text": f"value of k{i} is {i * 7}"}]}
             for direction, message in (("c2s", request), ("s2c", {"jsonrpc": "2.0", "id": i, "result": result})):
                 t += 0.001
                 out.write(encode_event({"t": round(t, 6), "kind": "message", "dir": direction, "msg": message})[0])
     return path
+
+
+@pytest.fixture(scope="module")
+def long_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """REQUESTS ``tools/call`` requests, each with its own arguments and answer, and a few ``tools/list``."""
+    requests = [
+        call(i) if i % 1000 else {"jsonrpc": "2.0", "id": i, "method": "tools/list"} for i in range(1, REQUESTS + 1)
+    ]
+    return write(tmp_path_factory.mktemp("long") / "long.jsonl", requests)
 
 
 def player_of(script: Script) -> Player:
@@ -80,6 +87,26 @@ def test_a_miss_compares_a_bounded_number_of_recorded_requests_and_names_the_clo
     assert plan.miss.closest.number == 4001
     assert plan.miss.failed == ["params.arguments.n: recorded 4001, live -1"]
     assert "closest is #4001 tools/call" in plan.miss.message()
+
+
+def test_a_miss_names_the_request_for_the_same_tool_however_far_it_is_from_where_the_replay_is(
+    tmp_path: Path,
+) -> None:
+    requests = [call(i) for i in range(1, 5001)]
+    requests[4320] = {
+        "jsonrpc": "2.0",
+        "id": 4321,
+        "method": "tools/call",
+        "params": {"name": "rare", "arguments": {"x": 1}},
+    }
+    player = player_of(load_script(write(tmp_path / "rare.jsonl", requests)))
+    compared = player.index.compared
+    plan = player.plan(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "rare", "arguments": {"x": 2}}}
+    )
+    assert plan.miss is not None and plan.miss.closest is not None
+    assert player.index.compared - compared <= CLOSEST_CANDIDATES
+    assert (plan.miss.closest.number, plan.miss.failed) == (4321, ["params.arguments.x: recorded 1, live 2"])
 
 
 def test_a_miss_on_a_method_the_recording_lacks_names_a_request_of_another_method(long_recording: Path) -> None:

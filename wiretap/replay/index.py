@@ -7,8 +7,9 @@ one's own has no key: the index then falls back to asking every matcher of every
 vcrpy does.
 
 On a miss, the closest recorded request is looked for among at most ``CLOSEST_CANDIDATES`` of them:
-those with the live request's method, from the first not used yet on (a client that strays from its
-recorded script mostly strays at the request it is at), then the ones just before it; when the
+half of them asking for the same tool, prompt or resource (``params.name`` or ``params.uri``), the rest
+with the same method; in each group the first not used yet and those after it (a client that strays
+from its recorded script mostly strays at the request it is at), then the ones just before it; when the
 recording holds fewer requests with that method, the first request of each other method.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from wiretap.replay.keys import DEFAULT, KEYS, key
+from wiretap.replay.keys import DEFAULT, KEYS, key, name_key
 from wiretap.replay.matchers import Request, closest, failures
 from wiretap.replay.script import Exchange
 
@@ -28,8 +29,13 @@ Bucket = Exchange | list[Exchange]
 
 
 class Index:
-    def __init__(self, exchanges: Sequence[Exchange], match_on: Sequence[str]) -> None:
+    def __init__(
+        self, exchanges: Sequence[Exchange], match_on: Sequence[str], named: dict[int, list[Exchange]] | None = None
+    ) -> None:
+        """``named``: the exchanges by ``keys.name_key`` (Script.named), to find a miss's closest request
+        among those asking for the same tool, prompt or resource."""
         self.exchanges = exchanges
+        self.named = named or {}
         self.match_on = tuple(match_on)
         self.compared = 0
         """How many recorded requests were compared with live ones (matched, or measured for a miss)."""
@@ -37,7 +43,8 @@ class Index:
         self._unused: dict[int, int] = {}
         """Per bucket of several: where its first exchange not used yet is (exchanges are used in order)."""
         self.by_method: dict[str, list[Exchange]] = {}
-        self._method_unused: dict[str, int] = {}
+        self._unused_in: dict[int, int] = {}
+        """Per group of candidates (by id of its list): where its first exchange not used yet is."""
         for exchange in exchanges:
             self.by_method.setdefault(exchange.method, []).append(exchange)
         if all(name in KEYS for name in self.match_on):
@@ -109,16 +116,28 @@ class Index:
         """At most CLOSEST_CANDIDATES recorded exchanges, in recording order (see the module's doc)."""
         if len(self.exchanges) <= CLOSEST_CANDIDATES:
             return list(self.exchanges)
-        same = self.by_method.get(live.method, [])
-        at = self._method_unused.get(live.method, 0)
-        while at < len(same) and same[at].used:
-            at += 1
-        self._method_unused[live.method] = at
-        picked = same[at : at + CLOSEST_CANDIDATES]
-        picked += same[max(0, at - (CLOSEST_CANDIDATES - len(picked))) : at]
+        named = name_key(live.method, live.params)
+        picked: dict[int, Exchange] = {}
+        if named is not None:
+            self._around_unused(self.named.get(named, []), CLOSEST_CANDIDATES // 2, picked)
+        self._around_unused(self.by_method.get(live.method, []), CLOSEST_CANDIDATES, picked)
         for method, group in self.by_method.items():
             if len(picked) >= CLOSEST_CANDIDATES:
                 break
             if method != live.method:
-                picked.append(group[0])
-        return sorted(picked, key=lambda e: e.number)
+                picked[group[0].number] = group[0]
+        return [picked[number] for number in sorted(picked)]
+
+    def _around_unused(self, group: list[Exchange], most: int, picked: dict[int, Exchange]) -> None:
+        """Add to ``picked`` (up to ``most`` in all) the group's first exchange not used yet and those after
+        it, then those just before it."""
+        if not group:
+            return
+        at = self._unused_in.get(id(group), 0)
+        while at < len(group) and group[at].used:
+            at += 1
+        self._unused_in[id(group)] = at
+        for exchange in [*group[at : at + most], *reversed(group[max(0, at - most) : at])]:
+            if len(picked) >= most:
+                break
+            picked.setdefault(exchange.number, exchange)

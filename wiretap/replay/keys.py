@@ -77,8 +77,8 @@ def params_key(method: str, params: dict[str, Any]) -> int | None:
         return None
 
 
-def name_key(request: Request) -> int | None:
-    """The method and the tool, prompt or resource asked for, to find a miss's closest request among
-    those asking for the same; None when there is no name."""
-    name = request.params.get("name", request.params.get("uri"))
-    return hash((request.method, name)) if isinstance(name, str) else None
+def name_key(method: str, params: dict[str, Any]) -> int | None:
+    """The method and the tool, prompt or resource asked for (``params.name`` or ``params.uri``), to look
+    for a miss's closest request among those asking for the same; None when there is no name."""
+    name = params.get("name", params.get("uri"))
+    return hash((method, name)) if isinstance(name, str) else None

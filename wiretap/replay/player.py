@@ -163,7 +163,7 @@ class Player:
             for key, task in script.tasks.items()
             if task.states and script.polls(key)
         }
-        self.index = Index(script.exchanges, self.options.match_on)
+        self.index = Index(script.exchanges, self.options.match_on, script.named)
         self._replying: dict[int, tuple[float, asyncio.Event]] = {}
         """Exchanges chosen and not yet answered (by id of their plan): their recorded response time, and
         whether the response went out."""

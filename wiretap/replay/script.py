@@ -28,7 +28,7 @@ from wiretap.http.a2a_rest import rest_operation
 from wiretap.http.rewrite import CARD_PATHS
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.reader import open_recording
-from wiretap.replay.keys import default_key, params_key
+from wiretap.replay.keys import default_key, name_key, params_key
 from wiretap.replay.matchers import Request
 from wiretap.replay.source import LENGTH_BITS, Source
 from wiretap.replay.volatile import Volatile
@@ -330,6 +330,8 @@ class Script:
     skipped: int = 0
     source: Source | None = None
     """Where the recorded messages are read back from (None: they are held parsed)."""
+    named: dict[int, list[Exchange]] = field(default_factory=dict)
+    """The exchanges by the tool, prompt or resource they asked for (keys.name_key)."""
     _polls: dict[str, list[Exchange]] | None = field(default=None, repr=False)
 
     @property
@@ -480,17 +482,21 @@ class _Loader:
             if stored is None:
                 request = Request.of(message, self.volatile, http.path if http is not None else None)
                 exchange = Exchange(number, t, message, request, ex=ex, http=http)
+                params = request.params
             else:
                 method = str(message.get("method"))
                 method = self.methods.setdefault(method, sys.intern(method))
-                params = message.get("params")
-                params = params if isinstance(params, dict) else {}
+                sent = message.get("params")
+                params = sent if isinstance(sent, dict) else {}
                 if not self.volatile.leaves_alone(self.line, self.names):
                     params = self.volatile.normalize(params)
                 key = params_key(method, params)
                 exchange = Exchange(number, t, {}, ex=ex, http=http, stored=stored, method=method, key=key)
             self.script.exchanges.append(exchange)
             self.script.client_items.append(exchange)  # an exchange is its request's item
+            named = name_key(exchange.method, params)
+            if named is not None:
+                self.script.named.setdefault(named, []).append(exchange)
             request_id = id_key(message.get("id"))
             self.open.setdefault(request_id, []).append(exchange)
             self.ids[exchange] = request_id
