@@ -156,15 +156,16 @@ class Exchange(_Stored):
     """
 
     __slots__ = (
+        "_place",
         "_reply",
         "_request",
+        "_steps",
         "ex",
         "http",
         "key",
         "method",
         "number",
         "rest",
-        "steps",
         "t",
         "tasks_created",
         "used",
@@ -191,8 +192,10 @@ class Exchange(_Stored):
         self._request = request if stored is None else None
         self.method = method if method is not None else request.method if request is not None else ""
         self.key = key if key is not None or request is None else default_key(request)
-        self.steps: Sequence[Step] = steps
-        """A tuple while it holds one step (most exchanges have one), a list once it holds more."""
+        self._steps: Sequence[Step] | float = steps
+        """A tuple while it holds one step, a list once it holds more; for a lone plain response (most
+        exchanges: stdio, nothing before it), when it came, with ``_place`` where it is."""
+        self._place = 0
         self.ex = ex
         self.http = http
         self.rest = rest
@@ -213,12 +216,30 @@ class Exchange(_Stored):
         path = self.http.path if self.http is not None else None
         return Request.of(self.message, self._source.volatile, path)
 
+    @property
+    def steps(self) -> Sequence[Step]:
+        """What the server did for it, the response last (a lone plain response: made when asked for)."""
+        steps = self._steps
+        return (self._plain_reply(steps),) if isinstance(steps, float) else steps
+
+    def _plain_reply(self, t: float) -> Step:
+        assert self._source is not None
+        return Step(t, reply=True, stored=(self._source, self._place))
+
     def add(self, step: Step) -> None:
-        steps = self.steps
+        steps = self._steps
         if isinstance(steps, list):
             steps.append(step)
+        elif isinstance(steps, float):
+            self._reply = self._plain_reply(steps)
+            self._steps = [self._reply, step]
         else:
-            self.steps = (step,) if not steps else [*steps, step]
+            self._steps = (step,) if not steps else [*steps, step]
+
+    def answered_plainly(self, t: float, stored: tuple[Source, int]) -> None:
+        """Its response came at ``t``, at this place, with nothing before it (and no event-stream field)."""
+        assert not self._steps and self._reply is None and stored[0] is self._source
+        self._steps, self._place = t, stored[1]
 
     @property
     def exchange(self) -> Exchange:
@@ -237,15 +258,21 @@ class Exchange(_Stored):
 
     @property
     def response(self) -> Json | None:
+        if isinstance(self._steps, float):
+            assert self._source is not None
+            return self._source.message(self._place)
         return None if self._reply is None else self._reply.message
 
     @property
     def response_t(self) -> float | None:
+        if isinstance(self._steps, float):
+            return self._steps
         return None if self._reply is None else self._reply.t
 
     @property
     def latency(self) -> float | None:
-        return None if self._reply is None else self._reply.t - self.t
+        at = self.response_t
+        return None if at is None else at - self.t
 
     def describe(self) -> str:
         return f"#{self.number} {self.request.describe()} at {self.t:.2f} s"
@@ -466,10 +493,10 @@ class _Loader:
         if shape is not None and shape.method == "GET" and shape.path in CARD_PATHS:
             self.script.agent_card = message
             return
-        step = Step(t, message=message, sse=_dict(sse) or None, reply=is_response(message), ex=ex, stored=stored)
-        if step.reply:
-            self._server_answered(step, message, ex, streamed=sse is not None)
+        if is_response(message):
+            self._server_answered(t, message, ex, sse, stored)
             return
+        step = Step(t, message=message, sse=_dict(sse) or None, ex=ex, stored=stored)
         if is_request(message):
             self.asked[id_key(message.get("id"))] = step
             self.script.server_requests.append(step)
@@ -516,7 +543,9 @@ class _Loader:
             self.script.client_items.append(item)
         self._count(sent_key(message), t)
 
-    def _server_answered(self, step: Step, message: Json, ex: int | None, *, streamed: bool) -> None:
+    def _server_answered(
+        self, t: float, message: Json, ex: int | None, sse: Any, stored: tuple[Source, int] | None
+    ) -> None:
         waiting = self.open.get(id_key(message.get("id")), ())
         if ex is None:
             exchange = waiting[0] if waiting else None
@@ -526,12 +555,17 @@ class _Loader:
             exchange = self.by_ex.get(ex) if ex is not None else None
             if exchange is None or exchange.response_t is None:
                 return  # a response to nothing we saw
-        exchange.add(step)
-        self._owns_event(step, exchange)
-        exchange.answered_by(step)
+        plain = stored is not None and ex is None and sse is None and not exchange.steps
+        if plain and stored is not None and stored[0] is exchange._source:
+            exchange.answered_plainly(t, stored)
+        else:
+            step = Step(t, message=message, sse=_dict(sse) or None, reply=True, ex=ex, stored=stored)
+            exchange.add(step)
+            self._owns_event(step, exchange)
+            exchange.answered_by(step)
         # An event stream may answer a request many times (A2A streaming): it stays open to the end of
         # its exchange.
-        if streamed and ex is not None and exchange.ex == ex:
+        if sse is not None and ex is not None and exchange.ex == ex:
             self.streaming.add(ex)
         else:
             self._close(exchange)
