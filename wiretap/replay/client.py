@@ -31,6 +31,7 @@ from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 
+from wiretap.replay import keys
 from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request, failures
 from wiretap.replay.pace import RECORDED, Pace
 from wiretap.replay.player import dumps
@@ -41,6 +42,7 @@ from wiretap.replay.script import (
     HttpShape,
     Json,
     Script,
+    Sent,
     Step,
     id_key,
     is_request,
@@ -131,7 +133,7 @@ class ClientResult:
             "differing": [
                 {
                     "number": c.exchange.number,
-                    "method": c.exchange.request.method,
+                    "method": c.exchange.method,
                     "live": c.live is not None,
                     "refused": c.refused,
                     "differences": [d.as_dict() for d in c.differences],
@@ -158,7 +160,7 @@ class ClientResult:
 class Link(Protocol):
     """The way to the live server."""
 
-    async def send(self, item: ClientItem, message: Json) -> None: ...
+    async def send(self, item: Sent, message: Json) -> None: ...
 
     async def close(self) -> None:
         """End of input: close the server's stdin, or end the HTTP session."""
@@ -215,6 +217,8 @@ class Driver:
         """The recorded server requests answered already (by id())."""
         self.link: Link | None = None
         self._answering: set[asyncio.Task[None]] = set()
+        self._asked_by_key: dict[int | None, list[tuple[int, Step]]] | None = None
+        """The recorded server requests with an answer, by their key (None: no key), made at the first."""
         self.gone: asyncio.Future[str] | None = None
         """Set, with the reason, when the live server is found unreachable."""
         self.heard = False
@@ -404,8 +408,7 @@ class Driver:
         arrived = self.now()
         volatile, match_on = self.options.volatile, self.options.match_on
         live = Request.of(message, volatile)
-        asked = [s for s in self.script.server_requests if s.answer is not None and s.message is not None]
-        matching = [s for s in asked if not failures(Request.of(s.message or {}, volatile), live, match_on)]
+        matching = [s for s in self._asked(live) if not failures(Request.of(s.message or {}, volatile), live, match_on)]
         step: Step | None = next((s for s in matching if id(s) not in self.used), None) or (
             matching[-1] if matching else None
         )
@@ -419,6 +422,29 @@ class Driver:
             reply = {**step.answer.message, "id": message.get("id")}
         if self.link is not None:
             await self.link.send(ClientItem(self.now(), reply), reply)
+
+    def _asked(self, live: Request) -> list[Step]:
+        """The recorded requests from the server that may match ``live``: those filed under its key (all
+        of them for a matcher of one's own), so that answering each is not a walk through them all."""
+        if self._asked_by_key is None:
+            self._asked_by_key = {}
+            for at, step in enumerate(self.script.server_requests):
+                message = step.message if step.answer is not None else None
+                if message is not None:
+                    filed = self._key_of(Request.of(message, self.options.volatile))
+                    self._asked_by_key.setdefault(filed, []).append((at, step))
+        filed = self._key_of(live)
+        found = self._asked_by_key.get(filed, []) if filed is not None else []
+        unkeyed = self._asked_by_key.get(None, [])
+        return [step for _, step in (sorted(found + unkeyed, key=lambda s: s[0]) if unkeyed else found)]
+
+    def _key_of(self, request: Request) -> int | None:
+        try:
+            return (
+                keys.key(request, self.options.match_on) if all(n in keys.KEYS for n in self.options.match_on) else None
+            )
+        except (RecursionError, TypeError, ValueError):
+            return None
 
     # -- comparing ----------------------------------------------------------------------------------
 
@@ -437,7 +463,7 @@ class Driver:
         recorded = volatile.normalize(_without_id(swapped(recorded_last, self.swaps)))
         found = differences(recorded, volatile.normalize(_without_id(live)))
         compared = Compared(exchange, live, found)
-        if found and exchange.request.method in POLL_METHODS:
+        if found and exchange.method in POLL_METHODS:
             was, now = reported_state(exchange.response), reported_state(live)
             task = self.script.tasks.get(exchange.task_key() or "")
             states = {s.raw for _, s in task.states} if task is not None else set()
@@ -468,7 +494,7 @@ class StdioLink:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
 
-    async def send(self, item: ClientItem, message: Json) -> None:
+    async def send(self, item: Sent, message: Json) -> None:
         assert self.proc.stdin is not None
         with contextlib.suppress(ConnectionError):
             self.proc.stdin.write(dumps(message).encode() + b"\n")
@@ -647,7 +673,7 @@ class HttpLink:
         """Recorded legacy session id → the GET stream that handed out its endpoint."""
         self.endpoints: dict[int | None, asyncio.Future[str]] = {}
 
-    def _url(self, item: ClientItem) -> str:
+    def _url(self, item: Sent) -> str:
         if item.http is None:
             return self.base
         query = f"?{item.http.query}" if item.http.query else ""
@@ -657,7 +683,7 @@ class HttpLink:
                 path = path.replace(recorded, str(live))
         return f"{self.origin}{path}{query}"
 
-    def _headers(self, item: ClientItem) -> dict[str, str]:
+    def _headers(self, item: Sent) -> dict[str, str]:
         recorded = item.http.request_headers if item.http is not None else {}
         headers = {k: str(v) for k, v in recorded.items() if k not in _NOT_REPLAYED and not isinstance(v, list)}
         if item.http is None:
@@ -673,7 +699,7 @@ class HttpLink:
             return self.sessions[recorded]
         return self.session_id if recorded or unknown else None
 
-    def _learn_session(self, item: ClientItem, live: str | None) -> None:
+    def _learn_session(self, item: Sent, live: str | None) -> None:
         if not live:
             return
         recorded = item.exchange.http.response_headers.get(SESSION) if item.exchange and item.exchange.http else None
@@ -682,7 +708,7 @@ class HttpLink:
             self.sessions.setdefault(recorded, live)
         self.session_id = live
 
-    async def send(self, item: ClientItem, message: Json) -> None:
+    async def send(self, item: Sent, message: Json) -> None:
         if item.http is not None:  # a recorded message (an answer made up live has no recorded time)
             self._open_streams(item.t)
             self.last_sent_t = item.t
@@ -692,7 +718,7 @@ class HttpLink:
         if item.exchange is None:
             await task
 
-    async def _exchange(self, item: ClientItem, message: Json) -> None:
+    async def _exchange(self, item: Sent, message: Json) -> None:
         method = item.http.method if item.http is not None and item.rest is not None else "POST"
         body = dumps(message).encode() if (item.rest is None or message) else None
         live_session = None
@@ -746,7 +772,7 @@ class HttpLink:
             self.pending_streams.remove(opening)
             self.streams.add(asyncio.create_task(self._stream(*opening)))
 
-    def _stream_shape(self, item: ClientItem) -> HttpShape | None:
+    def _stream_shape(self, item: Sent) -> HttpShape | None:
         """The GET event stream the recorded client opened in this exchange's session, if it did."""
         recorded = item.exchange.http.response_headers.get(SESSION) if item.exchange and item.exchange.http else None
         for shape in self.script.streams:
@@ -756,7 +782,7 @@ class HttpLink:
                 return shape
         return None
 
-    async def _resume(self, item: ClientItem, exchange: Exchange, resume: tuple[str, int | None] | None) -> None:
+    async def _resume(self, item: Sent, exchange: Exchange, resume: tuple[str, int | None] | None) -> None:
         """A stream that ended before its response is resumed with GET and ``Last-Event-ID`` (SEP-1699),
         after the ``retry`` the server asked for, as an SDK client does."""
         for _ in range(RESUMPTIONS):
@@ -816,7 +842,7 @@ class HttpLink:
             _deliver(data, self.driver, exchange)
         return None
 
-    async def _legacy_url(self, item: ClientItem) -> str | None:
+    async def _legacy_url(self, item: Sent) -> str | None:
         """Legacy HTTP+SSE (2024-11-05): a POST to a recorded session's endpoint goes to the endpoint the
         live server gave on the GET stream standing for that session's (opened first, as a client does)."""
         shape = self.legacy_streams.get(_endpoint_key(item.http.path, item.http.query)) if item.http else None
