@@ -18,7 +18,7 @@ from wiretap.recording.sink import Sink
 from wiretap.recording.streams import StreamSpec
 from wiretap.recording.writer import RecordingWriter
 from wiretap.wire import redact
-from wiretap.wire.messages import is_verbatim_json, record_frame
+from wiretap.wire.messages import are_verbatim_json, is_verbatim_json, record_frame
 
 SECRET = "ghp_" + "a1B2c3D4e5" * 4
 LINES = [
@@ -88,6 +88,7 @@ def one_key(monkeypatch: pytest.MonkeyPatch) -> None:
 def message_by_message(monkeypatch: pytest.MonkeyPatch) -> None:
     """The path every message took before the batch path: each one checked and encoded on its own."""
     monkeypatch.setattr(streams, "is_verbatim_json", lambda frame: False)
+    monkeypatch.setattr(streams, "are_verbatim_json", lambda frames: False)
     monkeypatch.setattr(streams, "may_hold_token_in", lambda data: True)
 
 
@@ -176,3 +177,17 @@ def test_is_verbatim_json_without_msgspec_says_the_same(monkeypatch: pytest.Monk
     monkeypatch.setattr(messages, "_FAST_DECODE", None)
     for frame in LINES:
         assert is_verbatim_json(frame) == _strict(frame), frame[:40]
+
+
+@settings(max_examples=1500)
+@given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=8).map(b"".join), min_size=1, max_size=5))
+def test_one_pass_over_many_frames_says_what_each_frame_alone_says(frames: list[bytes]) -> None:
+    frames = [f.replace(b"\n", b"") for f in frames]
+    if are_verbatim_json(frames):
+        assert all(_strict(f) for f in frames)
+
+
+def test_one_pass_over_many_frames_is_not_fooled_by_frames_that_join_into_json() -> None:
+    for frames in ([b'{"a":', b"1}"], [b"1] [2", b"3"], [b"1,2"], [b""], [b"1 2", b"[]"], [b'{"a":1}', b"{"]):
+        assert not are_verbatim_json(frames), frames
+    assert are_verbatim_json([b'{"a":1}', b" 5 ", b"[]", b'"x"'])

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from wiretap.http.encoding import INFLATED_LIMIT, Decompressor
 from wiretap.recording.events import Event, Kind
 from wiretap.wire.framing import Frame, LineFramer
-from wiretap.wire.messages import is_verbatim_json, record_frame
+from wiretap.wire.messages import are_verbatim_json, is_verbatim_json, record_frame
 from wiretap.wire.redact import LineRedactor, may_hold_token_in, redact_json, redact_text
 from wiretap.wire.sse import SSEDecoder, SSEEvent
 
@@ -149,6 +149,9 @@ class LineStream:
         stamp = float.__repr__(t) if type(t) is float else json.dumps(t)  # what json writes for it
         head = b'{"t":' + stamp.encode() + self._kind_dir
         line = head + b'%d,"msg":%b}\n'
+        if clean and len(frames) > 1 and are_verbatim_json(frames):  # a flood of small messages
+            yield Lines(t, [line % (len(frame), frame) for frame in frames], len(frames))
+            return
         pieces: list[bytes | bytearray] = []
         add, verbatim = pieces.append, is_verbatim_json
         count = 0
