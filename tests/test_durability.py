@@ -268,8 +268,8 @@ def _break_on_boom(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
 
     real = getattr(streams, name)
 
-    def broken(frame: bytes, **kwargs: Any) -> Any:
-        if b"boom" in frame:
+    def broken(frame: Any, **kwargs: Any) -> Any:
+        if b"boom" in (b"".join(frame) if isinstance(frame, list) else frame):
             raise ValueError("boom")
         return real(frame, **kwargs)
 
@@ -279,7 +279,8 @@ def _break_on_boom(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
 def test_a_frame_that_breaks_the_parser_is_kept_raw_with_an_error_event(monkeypatch: pytest.MonkeyPatch) -> None:
     from wiretap.recording import streams
 
-    _break_on_boom(monkeypatch, "is_verbatim_json")  # the fast reading of a clean JSON line...
+    _break_on_boom(monkeypatch, "are_verbatim_json")  # the fast reading of a chunk's clean JSON lines...
+    _break_on_boom(monkeypatch, "is_verbatim_json")  # ...and of one line...
     _break_on_boom(monkeypatch, "record_frame")  # ...and the full one
     stream = streams.LineStream("s2c", redact=False)
     out = _events(list(stream.feed(1.0, b'{"a":1}\n{"boom":2}\n{"c":3}\n')))
@@ -296,6 +297,7 @@ def test_a_frame_that_breaks_the_parser_is_kept_raw_with_an_error_event(monkeypa
 def test_a_frame_that_breaks_only_the_fast_reading_is_recorded_by_the_full_one(monkeypatch: pytest.MonkeyPatch) -> None:
     from wiretap.recording import streams
 
+    _break_on_boom(monkeypatch, "are_verbatim_json")
     _break_on_boom(monkeypatch, "is_verbatim_json")
     stream = streams.LineStream("s2c", redact=True)
     out = _events(list(stream.feed(1.0, b'{"a":1}\n{"boom":2}\n{"c":3}\n')))

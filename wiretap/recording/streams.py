@@ -149,7 +149,7 @@ class LineStream:
         stamp = float.__repr__(t) if type(t) is float else json.dumps(t)  # what json writes for it
         head = b'{"t":' + stamp.encode() + self._kind_dir
         line = head + b'%d,"msg":%b}\n'
-        if clean and len(frames) > 1 and are_verbatim_json(frames):  # a flood of small messages
+        if clean and len(frames) > 1 and _all_verbatim(frames):  # a flood of small messages
             yield Lines(t, [line % (len(frame), frame) for frame in frames], len(frames))
             return
         pieces: list[bytes | bytearray] = []
@@ -187,6 +187,13 @@ class LineStream:
         elif last is not None:
             yield from message(t, self._base, last, redact=self._redact, eol="")
         yield {"t": t, "kind": Kind.EOF.value, **self._base}, None
+
+
+def _all_verbatim(frames: list[Frame]) -> bool:
+    try:
+        return are_verbatim_json(frames)
+    except Exception:  # then each frame is read on its own, and a bad one costs that frame only
+        return False
 
 
 class StderrStream:
