@@ -151,6 +151,13 @@ def main() -> int:
                 f"{row['recorder_cpu_s']:>8.2f}  {'yes' if row['complete'] else 'NO'}"
             )
     print("\n".join(lines))
+    print("\ntargets (issue 10, item 3): >= 200 MB/s for large frames; 200 B: at least the relay's flood rate")
+    print("  (stdio_roundtrip.py's flood column for wiretap, from a run on the same machine)")
+    for w in workloads:
+        if WORKLOADS[w][0] >= 100_000:
+            for name, _ in variants:
+                mb = summary[w][name]["mb_per_s"]
+                print(f"  [{'met' if mb >= 200 else 'MISSED'}] {w} {name}: {mb:.0f} MB/s")
     print(f"load average before {load[0]:.2f}, after {load_after[0]:.2f}; {cfg.rounds} rounds")
     stamp = datetime.fromtimestamp(started, UTC).strftime("%Y%m%dT%H%M%SZ")
     RESULTS.mkdir(exist_ok=True)
