@@ -102,7 +102,6 @@ def test_a_64_mib_line_passes_whole_and_is_recorded_as_one_message(tmp_path: Pat
 
 
 def test_lines_around_the_relays_read_size_pass_and_are_recorded_each_as_itself(tmp_path: Path) -> None:
-    """The relay reads into one buffer again and again: no record may see a later read's bytes."""
     from wiretap.transports.stdio import CHUNK
 
     sizes = [CHUNK - 1, CHUNK, CHUNK + 1, 1, 3 * CHUNK + 5, 100_000, 7, 2 * CHUNK]
@@ -122,31 +121,6 @@ def test_lines_around_the_relays_read_size_pass_and_are_recorded_each_as_itself(
     recorded = run.messages("c2s")
     assert [e["size"] for e in recorded] == [len(line) for line in lines]
     assert [e["msg"] for e in recorded] == [json.loads(line) for line in lines]
-
-
-PIPE_SIZES = (
-    "import fcntl, json, sys; "
-    "print(json.dumps([fcntl.fcntl(fd, 1032) for fd in (0, 1)]), flush=True)"  # F_GETPIPE_SZ
-)
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes can be set on Linux only")
-@pytest.mark.parametrize("portable", [False, True])
-def test_the_servers_pipes_are_grown_on_linux_and_left_as_they_are_without_it(tmp_path: Path, portable: bool) -> None:
-    env = {**os.environ, "WIRETAP_PORTABLE": "1" if portable else "0"}
-    out = subprocess.run(
-        [*TAP, "--out", str(tmp_path / "rec.jsonl"), "--", sys.executable, "-c", PIPE_SIZES],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=60,
-    )
-    assert out.returncode == 0, out.stderr
-    stdin_size, stdout_size = json.loads(out.stdout)
-    if portable:
-        assert stdin_size == stdout_size == 65536  # the kernel's default, as on macOS
-    else:
-        assert stdin_size == stdout_size == 1 << 20
 
 
 def test_non_json_invalid_utf8_and_a_missing_final_newline_are_recorded_as_raw(tmp_path: Path) -> None:

@@ -163,15 +163,15 @@ class Recorder:
             self._next_id += 1
             self._send_json(Op.OPEN, key_id, self.now(), spec.to_dict())
 
-    def data(self, key: Hashable, chunk: bytes | memoryview) -> None:
-        """Bytes passing on stream ``key``, stamped now. ``chunk`` is not kept: its buffer may be reused."""
+    def data(self, key: Hashable, chunk: bytes) -> None:
+        """Bytes passing on stream ``key``, stamped now."""
         key_id = self._ids.get(key)
         if key_id is None:
             return
         with self._lock:
             t = time.monotonic() - self._start
             if not self._send([channel.head(Op.DATA, key_id, t, len(chunk)), chunk], t):
-                self._dropped(t).add_chunk(key_id, bytes(chunk))
+                self._dropped(t).add_chunk(key_id, chunk)
 
     def closed(self, key: Hashable) -> None:
         """End of stream ``key``."""
@@ -216,7 +216,7 @@ class Recorder:
     def _send_json(self, op: Op, key: int, t: float, value: Any) -> None:
         self._send_or_count([channel.encode_json(op, key, t, value)])
 
-    def _send_or_count(self, parts: list[bytes | memoryview]) -> None:
+    def _send_or_count(self, parts: list[bytes]) -> None:
         t = self.now()
         if not self._send(parts, t):
             self._dropped(t).events += 1
@@ -226,7 +226,7 @@ class Recorder:
             self._gap = _Gap(t)
         return self._gap
 
-    def _send(self, parts: list[bytes | memoryview], t: float) -> bool:
+    def _send(self, parts: list[bytes], t: float) -> bool:
         """Write one record (after any gap that came before it); False if it was not handed over."""
         if self._dead or self._fd < 0:  # (after close: a late event from a thread still winding down)
             self._lost_after_death += 1
@@ -242,7 +242,7 @@ class Recorder:
             self._recorder_died("the recorder process is gone")
             return True
 
-    def _write(self, data: bytes | list[bytes | memoryview]) -> bool:
+    def _write(self, data: bytes | list[bytes]) -> bool:
         pieces = [data] if isinstance(data, bytes) else data
         total = sum(map(len, pieces))
         while True:

@@ -19,13 +19,12 @@ from dataclasses import dataclass
 from types import FrameType
 
 from wiretap.recording.events import Direction, Kind
-from wiretap.recording.recorder import Recorder, grow_pipe
+from wiretap.recording.recorder import Recorder
 from wiretap.recording.streams import StreamSpec
 from wiretap.transports.process import shell_status, signal_name, spawn
 
 STDERR = "stderr"
-CHUNK = 1 << 18
-"""socat's buffer size: a 100 KB message in one read, one record and one write (with the server's pipes grown)."""
+CHUNK = 1 << 16
 FORWARDED_SIGNALS = (
     signal.SIGINT,
     signal.SIGTERM,
@@ -55,7 +54,7 @@ class SpawnFailed(Exception):
         self.status = 127 if isinstance(error, FileNotFoundError) else 126
 
 
-def _write_all(fd: int, data: bytes | memoryview) -> None:
+def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -85,21 +84,16 @@ class Pump:
         """When the pump started waiting for bytes that have not come (None: it is busy)."""
 
     def run(self, on_dst_lost: Callable[[], None]) -> None:
-        readv, data_seen, clock, src = os.readv, self.recorder.data, time.monotonic, self.src
-        # One buffer, read into again and again: os.read would allocate (and, at this size, map and
-        # fault in) a new one for every chunk. Nothing keeps a chunk after it is written on.
-        buffer = bytearray(CHUNK)
-        whole = memoryview(buffer)
+        read, data_seen, clock, src = os.read, self.recorder.data, time.monotonic, self.src
         while True:
             self.waiting_since = clock()
             try:
-                size = readv(src, [buffer])
+                data = read(src, CHUNK)
             except OSError:
-                size = 0
+                data = b""
             self.waiting_since = None
-            if not size:
+            if not data:
                 break
-            data = whole[:size]
             # Handed to the recorder before it is written on: the peer's answer to these bytes can
             # never be recorded before them, and if wiretap dies now the recorder still has them.
             data_seen(self.stream, data)
@@ -171,9 +165,6 @@ class StdioTap:
     def _start_pumps(self, proc: subprocess.Popen[bytes]) -> list[tuple[threading.Thread, Pump]]:
         assert proc.stdin and proc.stdout and proc.stderr
         server_in, server_out, server_err = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
-        # The server writes a 100 KB message in one go, and the relay reads it in one (Linux only).
-        grow_pipe(server_in)
-        grow_pipe(server_out)
         specs = [
             (self.fds.stdin, server_in, Direction.C2S, lambda: self._lost(Direction.C2S), self._stdin_closed),
             (
