@@ -103,8 +103,8 @@ ODD_JSON = [
 
 
 def test_lines_json_reads_in_its_own_way_are_read_as_json_reads_them(tmp_path: Path) -> None:
-    """orjson reads most lines; json reads what orjson refuses (NaN, lone surrogates) or reads otherwise
-    (integers past 64 bits)."""
+    """msgspec reads most lines; json reads what msgspec refuses (NaN, 1e400, lone surrogates), and
+    both read integers past 64 bits, duplicate keys and escapes alike."""
     path = tmp_path / "odd.jsonl"
     write_recording(path, ODD_JSON)
     _, events, skipped = read_all(path)

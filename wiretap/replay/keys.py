@@ -9,13 +9,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import orjson
+import msgspec
 
 from wiretap.replay.matchers import Request
 
 DEFAULT = ("method", "params")
+_encode = msgspec.json.Encoder(order="sorted").encode
 _INTEGRAL_FLOAT = re.compile(rb"\d\.0(?![0-9])|\d[eE]")
-"""In JSON written by orjson: where a float that equals an integer may be (``1.0``, ``1e16``). Text in
+"""In JSON written by msgspec: where a float that equals an integer may be (``1.0``, ``1e16``). Text in
 strings may look the same: that only costs the slower way."""
 
 
@@ -32,15 +33,15 @@ def _canon(value: Any) -> Any:
 def canonical(value: Any) -> str:
     """Raises RecursionError, TypeError or ValueError for what is too deep or not JSON.
 
-    orjson writes NaN and infinities as ``null``: such keys may be equal where the matchers differ, which
-    the index's check with the matchers catches. What it cannot write (integers past 64 bits, nesting
-    past 255) is written by ``json``, the same way for every request holding it."""
+    msgspec writes NaN and infinities as ``null``: such keys may be equal where the matchers differ, which
+    the index's check with the matchers catches. What it cannot write (a lone surrogate) is written by
+    ``json``, the same way for every request holding it."""
     try:
-        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        text = _encode(value)
         if _INTEGRAL_FLOAT.search(text) is not None:
-            text = orjson.dumps(_canon(value), option=orjson.OPT_SORT_KEYS)
+            text = _encode(_canon(value))
         return text.decode()
-    except TypeError:  # orjson.JSONEncodeError
+    except (TypeError, UnicodeEncodeError):
         return json.dumps(_canon(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
