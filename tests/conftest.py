@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -10,6 +13,12 @@ import pytest
 pytest_plugins = ["pytester"]  # tests/test_record_modes.py runs sample projects
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
+
+# A suite started as a background job inherits SIGINT ignored, and so would every wiretap it spawns (an
+# ignored signal survives exec; Python then installs no KeyboardInterrupt handler): the Ctrl-C tests
+# would wait forever. A handler of our own is reset to the default in each child instead.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
@@ -56,3 +65,19 @@ def server_everything_bin() -> Path:
     import peers
 
     return peers.server_everything()
+
+
+@pytest.fixture(scope="session")
+def ts_sdk() -> Path:
+    """The MCP TypeScript SDK 1.32.2's node_modules (npm, PEERS.md), installed on first use; skipped
+    outside CI where node or npm cannot install it."""
+    import peers
+
+    try:
+        if shutil.which("node") is None:
+            raise RuntimeError("node is not on PATH")
+        return peers.ts_sdk()
+    except (RuntimeError, OSError) as exc:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"the MCP TypeScript SDK cannot be installed here: {exc}")

@@ -247,26 +247,65 @@ def test_a_frame_the_recorder_cannot_read_costs_that_frame_only(tmp_path: Path) 
     assert events[-1]["lost"] == 0
 
 
+def _events(out: list[Any]) -> list[tuple[dict[str, Any], Any]]:
+    """A stream's output as (fields, msg) pairs: lines it encoded itself are read back."""
+    from wiretap.recording.streams import Lines
+
+    pairs: list[tuple[dict[str, Any], Any]] = []
+    for item in out:
+        if isinstance(item, Lines):
+            lines = b"".join(item.pieces).splitlines()
+            assert len(lines) == item.count
+            pairs += [(fields, fields.pop("msg", None)) for fields in map(json.loads, lines)]
+        else:
+            fields, msg = item
+            pairs.append((fields, None if msg is None else json.loads(msg)))
+    return pairs
+
+
+def _break_on_boom(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    from wiretap.recording import streams
+
+    real = getattr(streams, name)
+
+    def broken(frame: Any, **kwargs: Any) -> Any:
+        if b"boom" in (b"".join(frame) if isinstance(frame, list) else frame):
+            raise ValueError("boom")
+        return real(frame, **kwargs)
+
+    monkeypatch.setattr(streams, name, broken)
+
+
 def test_a_frame_that_breaks_the_parser_is_kept_raw_with_an_error_event(monkeypatch: pytest.MonkeyPatch) -> None:
     from wiretap.recording import streams
 
-    def broken(frame: bytes, *, redact: bool) -> Any:
-        if b"boom" in frame:
-            raise ValueError("boom")
-        return real(frame, redact=redact)
-
-    real = streams.record_frame
-    monkeypatch.setattr(streams, "record_frame", broken)
+    _break_on_boom(monkeypatch, "are_verbatim_json")  # the fast reading of a chunk's clean JSON lines...
+    _break_on_boom(monkeypatch, "is_verbatim_json")  # ...and of one line...
+    _break_on_boom(monkeypatch, "record_frame")  # ...and the full one
     stream = streams.LineStream("s2c", redact=False)
-    out = list(stream.feed(1.0, b'{"a":1}\n{"boom":2}\n{"c":3}\n'))
+    out = _events(list(stream.feed(1.0, b'{"a":1}\n{"boom":2}\n{"c":3}\n')))
     kinds = [(fields["kind"], fields.get("raw"), msg) for fields, msg in out]
     assert kinds == [
-        ("message", None, b'{"a":1}'),
+        ("message", None, {"a": 1}),
         ("message", '{"boom":2}', None),
         ("error", None, None),
-        ("message", None, b'{"c":3}'),
+        ("message", None, {"c": 3}),
     ]
     assert out[2][0]["error"] == "bad_frame" and "boom" in out[2][0]["message"]
+
+
+def test_a_frame_that_breaks_only_the_fast_reading_is_recorded_by_the_full_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wiretap.recording import streams
+
+    _break_on_boom(monkeypatch, "are_verbatim_json")
+    _break_on_boom(monkeypatch, "is_verbatim_json")
+    stream = streams.LineStream("s2c", redact=True)
+    out = _events(list(stream.feed(1.0, b'{"a":1}\n{"boom":2}\n{"c":3}\n')))
+    assert [(fields["kind"], fields["size"], msg) for fields, msg in out] == [
+        ("message", 7, {"a": 1}),
+        ("message", 10, {"boom": 2}),
+        ("message", 7, {"c": 3}),
+    ]
 
 
 def test_a_killed_tap_takes_the_servers_whole_process_group_with_it(tmp_path: Path) -> None:

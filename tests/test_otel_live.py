@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -167,3 +170,22 @@ def test_when_wiretap_is_killed_the_follower_sends_the_recording_as_it_stands(tm
     last = json.loads((tmp_path / "killed.jsonl").read_text().splitlines()[-1])
     assert (last["kind"], last.get("ended")) == ("end", "relay_died")
     assert {a.key: a.value.bool_value for a in root.attributes}["wiretap.complete"] is True
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["prompt", "eight-seconds-late"])
+def test_a_follower_slow_to_start_still_sends_the_recording_it_was_started_for(tmp_path: Path, late: bool) -> None:
+    """wiretap passes the follower when it started it: a follower whose start is delayed past the staleness
+    window (imports at nice 10 on a loaded machine) must not take the finished recording as an earlier one."""
+    recordings = Path(__file__).resolve().parent.parent / "recordings"
+    demo = tmp_path / "demo.jsonl"
+    demo.write_bytes((recordings / "demo.jsonl").read_bytes())
+    spawned = time.time() - (8.0 if late else 0.0)
+    os.utime(demo, (spawned + 0.5, spawned + 0.5))  # finished just after wiretap started its follower
+    with otlp_receiver() as receiver:
+        settings = {"url": receiver.url + "/v1/traces", "resource": {"service.name": "t"}}
+        env = {**os.environ, "WIRETAP_OTLP": json.dumps(settings)}
+        command = [sys.executable, "-m", "wiretap.otel.follow", "recording", str(tmp_path), "8473", f"{spawned:.6f}"]
+        done = subprocess.run(command, input=b"", env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    expected = recording_spans(demo)
+    assert sorted(s.span_id for s in receiver.spans) == sorted(s.span_id for s in expected)

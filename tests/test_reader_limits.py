@@ -85,3 +85,45 @@ def test_a_flood_of_garbage_lines_is_counted_not_kept(tmp_path: Path) -> None:
     assert [e.get("kind") for e in events] == ["message", "message", "end"]
     assert len(skipped.lines) == 100_000 and "(and 99995 more)" in skipped.describe()
     assert list.__len__(skipped.lines) <= 100  # examples kept; the rest only counted
+
+
+ODD_JSON = [
+    b'{"t":0.1,"kind":"message","dir":"c2s","msg":{"id":1,"method":"x","params":{"a":NaN,"b":-Infinity}}}\n',
+    b'{"t":0.2,"kind":"message","dir":"c2s","msg":{"id":2,"method":"x","params":{"big":' + b"9" * 40 + b"}}}\n",
+    b'{"t":0.21,"kind":"message","dir":"c2s","msg":{"id":2,"method":"x","params":{"a":18446744073709551616}}}\n',
+    b'{"t":0.22,"kind":"message","dir":"c2s","msg":{"id":2,"method":"x","params":{"a":-9223372036854775809}}}\n',
+    b'{"t":0.3,"kind":"message","dir":"c2s","msg":{"id":3,"method":"x","params":{"s":"\\ud800 alone"}}}\n',
+    b'{"t":0.4,"kind":"message","dir":"c2s","msg":{"id":4,"method":"x","params":{"f":1e400,"g":-0.0}}}\n',
+    b'{"t":0.5,"kind":"message","dir":"c2s","msg":{"id":5,"method":"x","params":{"k":1,"k":2}}}\n',
+    b'{"t":0.6,"kind":"message","dir":"c2s","msg":{"id":6,"method":"\\u0074ools/call","params":{"x":"\\u00e9"}}}\n',
+    b'{"t":0.7,"kind":"message","dir":"c2s","msg":{"id":7,"method":"x"}} trailing\n',
+    b"\xff\xfe not utf-8\n",
+    deep_line(150),
+]
+
+
+def test_lines_json_reads_in_its_own_way_are_read_as_json_reads_them(tmp_path: Path) -> None:
+    """msgspec reads most lines; json reads what msgspec refuses (NaN, 1e400, lone surrogates), and
+    both read integers past 64 bits, duplicate keys and escapes alike."""
+    path = tmp_path / "odd.jsonl"
+    write_recording(path, ODD_JSON)
+    _, events, skipped = read_all(path)
+    expected = []
+    for line in [event_line(1), *ODD_JSON, event_line(2), b'{"t":0.003,"kind":"end","written":4,"lost":0}\n']:
+        try:
+            expected.append(json.loads(line))
+        except ValueError:
+            continue
+    assert repr(events) == repr(expected)
+    assert [why for _, why in skipped.lines] == ["not JSON", "not JSON"]
+
+
+def test_a_reader_says_where_each_events_line_starts(tmp_path: Path) -> None:
+    path = tmp_path / "places.jsonl"
+    write_recording(path, [b"not json\n", b"\n", event_line(7)])
+    data = path.read_bytes()
+    with reader.open_recording(path) as opened:
+        for event in opened.events():
+            assert opened.line_at is not None
+            assert data[opened.line_at : opened.line_at + len(opened.line)] == opened.line
+            assert json.loads(opened.line) == event

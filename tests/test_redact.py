@@ -6,8 +6,10 @@ from hypothesis import strategies as st
 
 from wiretap.wire.messages import record_frame
 from wiretap.wire.redact import (
+    FOLDS_TO_ASCII,
     LineRedactor,
     Redactor,
+    may_hold_token_in,
     may_need_redaction,
     redact_argv,
     redact_header,
@@ -199,3 +201,57 @@ def test_a_private_key_written_line_by_line_is_hidden_whole() -> None:
     shown = [redactor.line(line) for line in lines]
     assert shown[0] == "starting" and shown[-1] == "ready"
     assert all(MARK.fullmatch(line) for line in shown[1:-1])
+
+
+# The batch pre-check reads raw UTF-8 bytes, many lines at once: it must say "maybe" for every line
+# the per-message pre-check says "maybe" for, whatever the case, escapes or non-ASCII letters.
+_CASED = st.sampled_from(_FRAGMENTS).flatmap(
+    lambda f: st.lists(st.booleans(), min_size=len(f), max_size=len(f)).map(
+        lambda ups: "".join(c.upper() if up else c.lower() for c, up in zip(f, ups, strict=True))
+    )
+)
+_LINE = st.lists(
+    _CASED
+    | st.sampled_from(["\u212a", "\u0130", "\u017f", "\u0131", "é", "\n", "\\u006b", "\\u004B"])
+    | st.text(max_size=4),
+    max_size=10,
+).map("".join)
+
+
+@settings(max_examples=500)
+@given(st.lists(_LINE, max_size=6))
+def test_the_batch_pre_check_never_passes_over_a_line_the_per_message_one_would_look_at(lines: list[str]) -> None:
+    from wiretap.wire.redact import _may_hold_token_scan
+
+    data = "\n".join(lines).encode("utf-8", "surrogatepass")
+    for check in (may_hold_token_in, _may_hold_token_scan):  # RE2, and the scans without it
+        if not check(data):
+            for line in "\n".join(lines).split("\n"):
+                assert not may_need_redaction(line)
+                assert redact_text(line)[0] == line
+
+
+@settings(max_examples=300)
+@given(st.lists(_LINE, max_size=6), st.integers(0, 40), st.integers(0, 40))
+def test_the_batch_pre_check_of_a_slice_is_no_weaker_than_of_the_whole(lines: list[str], a: int, b: int) -> None:
+    data = "\n".join(lines).encode("utf-8", "surrogatepass")
+    if may_hold_token_in(memoryview(data)[a : len(data) - b]):
+        assert may_hold_token_in(data)
+
+
+def test_every_character_whose_lower_case_holds_ascii_is_one_the_batch_pre_check_looks_for() -> None:
+    import sys
+
+    folding = [chr(c) for c in range(128, sys.maxunicode + 1) if any(ord(x) < 128 for x in chr(c).lower())]
+    assert sorted(folding) == sorted(FOLDS_TO_ASCII)
+    for char in folding:
+        assert may_hold_token_in(f"x{char}y".encode())
+
+
+def test_the_batch_pre_check_finds_each_anchor_in_any_case_at_any_place() -> None:
+    filler = b"lorem ipsum dolor " * 50
+    for anchor in ANCHORS:
+        for spelled in (anchor, anchor.upper(), anchor.title()):
+            assert may_hold_token_in(filler + spelled.encode() + filler), spelled
+    assert may_hold_token_in(filler + b'"\\u0074oken"')
+    assert not may_hold_token_in(filler)

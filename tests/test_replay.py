@@ -233,6 +233,35 @@ def test_a_server_that_answers_differently_is_a_difference_and_the_exit_status_s
     assert "5 response(s) compared, 1 differ" in result.stderr
 
 
+def test_a_server_that_prints_its_usage_and_exits_is_named_at_once_with_its_status_and_stderr(
+    recording: Path, tmp_path: Path
+) -> None:
+    summary = tmp_path / "summary.json"
+    result = run_client(recording, [*TASK_SERVER, "--no-such-option"], "--pace", "fast", "--summary", str(summary))
+    assert result.returncode == 3  # could not be started, as a command that is not there (1: it differs)
+    said = result.stderr.splitlines()
+    assert said[-1].startswith("wiretap replay: the server exited with status 2 before answering anything; ")
+    assert "; its stderr ended: usage: replay_task_server.py " in said[-1]  # its last lines, on one line
+    assert said[-1].endswith(" / replay_task_server.py: error: unrecognized arguments: --no-such-option")
+    assert "usage: replay_task_server.py" in said[0]  # its stderr, passed through as it came
+    assert "differ" not in result.stderr and "Traceback" not in result.stderr
+    assert json.loads(summary.read_text())["unreachable"].startswith("the server exited with status 2")
+
+
+def test_a_server_that_exits_midway_leaves_the_rest_unanswered_at_once_and_says_how_it_exited(
+    recording: Path,
+) -> None:
+    result = run_client(recording, [*TASK_SERVER, "--die-after", "2"], "--pace", "fast")
+    assert result.returncode == 1
+    missing = [line for line in result.stdout.splitlines() if line.endswith(": no live response")]
+    assert [line.split()[0] for line in missing] == ["#3", "#4", "#5"]
+    assert result.stdout.splitlines()[-1] == (
+        "the server exited with status 1 before the recorded client was done; "
+        "its stderr ended: replay_task_server: giving up after 2 requests"
+    )
+    assert "5 response(s) compared, 3 differ" in result.stderr
+
+
 # -- the pieces ----------------------------------------------------------------------------------------
 
 

@@ -6,11 +6,15 @@ and count each session's requests, so a replay that mixed sessions up would diff
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import socket
 import subprocess
 import sys
+import threading
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +89,39 @@ def test_a_server_command_that_cannot_start_is_named_with_the_same_exit_status(t
     assert result.returncode == UNREACHABLE
     assert result.stderr.startswith("wiretap replay: cannot start ")
     assert "no-such-server" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_server_that_refuses_each_request_with_an_http_error_differs_at_once_saying_so(tmp_path: Path) -> None:
+    """Nothing to wait for once the POST got 404 and no JSON-RPC response (not --timeout per request)."""
+    path = tmp_path / "one-session.jsonl"
+    with SessionServer() as server, running_proxy(f"{server.url}/mcp", path) as proxy:
+        one_session(proxy.url, 2)
+    with refusing_server() as url:
+        result = replay_client(path, url, "--pace", "fast")
+    assert result.returncode == 1
+    missing = result.stdout.splitlines()
+    assert [line.split(maxsplit=1)[0] for line in missing] == ["#1", "#2", "#3"]  # initialize, tools/list × 2
+    assert all(line.endswith(": no live response (HTTP 404 Not Found)") for line in missing), missing
+    assert "3 response(s) compared, 3 differ" in result.stderr
+
+
+@contextlib.contextmanager
+def refusing_server() -> Iterator[str]:
+    """An HTTP server that answers every request 404 with a plain-text body."""
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_error(404)
+
+        do_GET = do_DELETE = do_POST
+
+        def log_message(self, *_: Any) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
+        finally:
+            server.shutdown()

@@ -101,6 +101,28 @@ def test_a_64_mib_line_passes_whole_and_is_recorded_as_one_message(tmp_path: Pat
     assert message["msg"]["params"]["data"] == payload
 
 
+def test_lines_around_the_relays_read_size_pass_and_are_recorded_each_as_itself(tmp_path: Path) -> None:
+    from wiretap.transports.stdio import CHUNK
+
+    sizes = [CHUNK - 1, CHUNK, CHUNK + 1, 1, 3 * CHUNK + 5, 100_000, 7, 2 * CHUNK]
+    lines = [
+        b'{"jsonrpc":"2.0","method":"n","params":{"i":%d,"data":"%s"}}' % (i, bytes([97 + i]) * size)
+        for i, size in enumerate(sizes)
+    ]
+    data = b"".join(line + b"\n" for line in lines)
+    cuts = [CHUNK // 3, CHUNK + 17, 5, 2 * CHUNK, 99_999]
+    chunks, at = [], 0
+    for n in cuts * 3:
+        chunks.append(data[at : at + n])
+        at += n
+    chunks.append(data[at:])
+    run = run_tap(tmp_path / "rec.jsonl", CAT, [c for c in chunks if c])
+    assert run.stdout == data
+    recorded = run.messages("c2s")
+    assert [e["size"] for e in recorded] == [len(line) for line in lines]
+    assert [e["msg"] for e in recorded] == [json.loads(line) for line in lines]
+
+
 def test_non_json_invalid_utf8_and_a_missing_final_newline_are_recorded_as_raw(tmp_path: Path) -> None:
     data = b'{"jsonrpc":"2.0","method":"ok"}\nStarting up...\n\xff\xfe bad bytes\n'
     data += b'{"jsonrpc":"2.0","method":"last"}'

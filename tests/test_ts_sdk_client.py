@@ -1,15 +1,15 @@
 """The MCP TypeScript SDK 1.32.2's own ``Client`` (npm) as a real client: recorded through wiretap
 against the real MCP Python SDK server, replayed as the server to the same client, and replayed as
 the client to the real server: the same answers, no misses, no differences. Over stdio
-(``StdioClientTransport`` through ``wiretap tap``) and Streamable HTTP
-(``StreamableHTTPClientTransport`` through ``wiretap proxy``)."""
+(``StdioClientTransport`` through ``wiretap tap``), Streamable HTTP (``StreamableHTTPClientTransport``
+through ``wiretap proxy``) and legacy HTTP+SSE (``SSEClientTransport``, 2024-11-05, against the Python
+SDK's ``sse_app``). And the TypeScript SDK as the server too: the reference "everything" server over
+stdio, both ends TypeScript."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,23 +26,10 @@ TIMEOUT = 120
 CLIENT = PEER_SCRIPTS / "ts_sdk_client.mjs"
 
 
-@pytest.fixture(scope="module")
-def ts_sdk() -> Path:
-    import peers
-
-    try:
-        if shutil.which("node") is None:
-            raise RuntimeError("node is not on PATH")
-        return peers.ts_sdk()
-    except (RuntimeError, OSError) as exc:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip(f"the MCP TypeScript SDK cannot be installed here: {exc}")
-
-
-def ts_client(modules: Path, transport: str, *target: str) -> Any:
-    """One run of the TypeScript SDK client: its tools/list and tools/call results."""
-    command = ["node", str(CLIENT), str(modules), transport, *target]
+def ts_client(modules: Path, *arguments: str) -> Any:
+    """One run of the TypeScript SDK client (``[--tool NAME] TRANSPORT TARGET…``): its tools/list and
+    tools/call results."""
+    command = ["node", str(CLIENT), str(modules), *arguments]
     done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return json.loads(done.stdout)
@@ -104,4 +91,58 @@ def test_the_typescript_sdk_client_over_streamable_http_gets_the_same_answers_fr
     with serving(server, tmp_path) as upstream:
         command = [*WIRETAP, "replay", str(recording), "--as", "client", "--upstream", upstream, "--pace", "fast"]
         again = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    assert_replayed_clean(again)
+
+
+def test_the_typescript_sdk_client_over_legacy_http_sse_gets_the_same_answers_from_the_replay_and_replays_clean(
+    ts_sdk: Path, mcp_sdk_python: Path, tmp_path: Path
+) -> None:
+    """2024-11-05: the endpoint event on the GET stream, each POST accepted with 202 and answered there."""
+    server = [
+        str(mcp_sdk_python),
+        str(PEER_SCRIPTS / "mcp_sdk_http_server.py"),
+        "--sse",
+        "--log",
+        str(tmp_path / "log"),
+    ]
+    recording = tmp_path / "sse.jsonl"
+    with serving(server, tmp_path) as upstream, running_proxy(upstream, recording) as proxy:
+        recorded = ts_client(ts_sdk, "sse", proxy.url)
+    assert_real_answers(recorded)
+    events = [e for e in proxy.events if e["kind"] == "message" and e["dir"] == "s2c"]
+    assert events[0]["sse"]["event"] == "endpoint"
+    posts = [e for e in proxy.of_kind("http_request") if e["method"] == "POST"]
+    answered = {e["ex"]: e["status"] for e in proxy.of_kind("http_response")}
+    assert len(posts) == 4 and {answered[e["ex"]] for e in posts} == {202}  # 3 requests and initialized
+    summary = tmp_path / "summary.json"
+    with serving([*replay_as_server(recording, summary), "--listen", "127.0.0.1:0"], tmp_path) as url:
+        assert url.endswith("/sse")
+        replayed = ts_client(ts_sdk, "sse", url)
+    assert replayed == recorded
+    answered_by_replay = json.loads(summary.read_text())
+    assert answered_by_replay["misses"] == []
+    assert answered_by_replay["matched"] == answered_by_replay["requests"] == 3
+    with serving(server, tmp_path) as upstream:
+        command = [*WIRETAP, "replay", str(recording), "--as", "client", "--upstream", upstream, "--pace", "fast"]
+        again = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    assert_replayed_clean(again)
+
+
+def test_the_typescript_sdk_server_over_stdio_replays_to_its_client_and_its_client_replays_clean(
+    ts_sdk: Path, server_everything_bin: Path, tmp_path: Path
+) -> None:
+    """Both ends TypeScript: the reference "everything" server (SDK 1.32.2) through ``wiretap tap``."""
+    server = [str(server_everything_bin), "stdio"]
+    recording = tmp_path / "everything.jsonl"
+    tapped = [*WIRETAP, "tap", "--out", str(recording), "--", *server]
+    recorded = ts_client(ts_sdk, "--tool", "get-sum", "stdio", *tapped)
+    assert recorded["call"]["content"] == [{"type": "text", "text": "The sum of 2 and 40 is 42."}]
+    summary = tmp_path / "summary.json"
+    replayed = ts_client(ts_sdk, "--tool", "get-sum", "stdio", *replay_as_server(recording, summary))
+    assert replayed == recorded
+    answered = json.loads(summary.read_text())
+    assert answered["misses"] == []
+    assert answered["matched"] == answered["requests"] == 3
+    command = [*WIRETAP, "replay", str(recording), "--as", "client", "--pace", "fast", "--", *server]
+    again = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
     assert_replayed_clean(again)

@@ -1,10 +1,14 @@
 """An MCP Streamable HTTP server on the real MCP Python SDK 2.3.0, for tests/test_real_mcp_http.py.
 
-Runs in the peer venv's python: ``mcp_sdk_http_server.py --log FILE``. It binds 127.0.0.1 on a free
+Runs in the peer venv's python: ``mcp_sdk_http_server.py --log FILE [--sse]``. It binds 127.0.0.1 on a free
 port, prints its endpoint URL (``http://127.0.0.1:PORT/mcp``) as the first line of stdout, and serves
 until SIGINT or SIGTERM. One endpoint serves both eras, as ``MCPServer.streamable_http_app()`` does:
 a request with ``MCP-Protocol-Version: 2026-07-28`` is a stateless 2026 request; anything else is
 the 2025 stateful session (``initialize``, ``Mcp-Session-Id``, GET stream, DELETE).
+
+With ``--sse`` it serves the legacy HTTP+SSE transport (2024-11-05, ``MCPServer.sse_app()``) instead:
+``GET /sse`` hands out the endpoint to POST to, and the answers come on that stream; it prints
+``http://127.0.0.1:PORT/sse``.
 
 Every HTTP exchange the server saw goes to ``--log`` (``http_wire.ExchangeLog``).
 """
@@ -69,21 +73,22 @@ def greet(name: str) -> str:
     return f"Say hello to {name}."
 
 
-async def serve(log: IO[str]) -> None:
+async def serve(log: IO[str], sse: bool) -> None:
     sock = loopback_socket()
     port = sock.getsockname()[1]
-    app = ExchangeLog(server.streamable_http_app(), log)
+    app = ExchangeLog(server.sse_app() if sse else server.streamable_http_app(), log)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
-    print(f"http://127.0.0.1:{port}/mcp", flush=True)
+    print(f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}", flush=True)
     await uvicorn.Server(config).serve(sockets=[sock])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--log", required=True)
+    parser.add_argument("--sse", action="store_true", help="legacy HTTP+SSE (2024-11-05) instead")
     args = parser.parse_args()
     with open(args.log, "a", encoding="utf-8") as log:
-        anyio.run(serve, log)
+        anyio.run(serve, log, args.sse)
     sys.exit(0)
 
 

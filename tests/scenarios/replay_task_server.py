@@ -1,6 +1,7 @@
 """A scenario MCP stdio server whose task runs on the clock, for tests/test_replay_tasks.py.
 
-``python replay_task_server.py [--result TEXT] [--shout]`` (standard library only). It speaks the 2026-07-28
+``python replay_task_server.py [--result TEXT] [--shout] [--die-after N]`` (standard library only; a
+bad option gets argparse's usage on stderr and exit status 2). It speaks the 2026-07-28
 tasks extension: ``tools/call migrate`` returns ``resultType: "task"`` at once (``pollIntervalMs``
 100), and the task's state depends only on time and on the client's answer, never on how often it is
 polled:
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -57,9 +59,11 @@ def iso(epoch: float) -> str:
 
 
 class Server:
-    def __init__(self, result: str, shout: bool = False) -> None:
+    def __init__(self, result: str, shout: bool = False, die_after: int | None = None) -> None:
         self.result_text = result
         self.shout = shout
+        self.die_after = die_after
+        self.requests = 0
         self.created: float | None = None
         self.created_wall = 0.0
         self.answered: float | None = None
@@ -153,6 +157,11 @@ class Server:
             message = json.loads(line)
             if "method" in message and "id" in message:
                 self.request(message["id"], message["method"], message.get("params") or {})
+                self.requests += 1
+                if self.requests == self.die_after:
+                    sys.stderr.write(f"replay_task_server: giving up after {self.requests} requests\n")
+                    sys.stderr.flush()
+                    os._exit(1)
             elif "method" not in message:
                 self.response(message)
 
@@ -161,8 +170,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--result", default="Migrated 1,204 rows on staging.")
     parser.add_argument("--shout", action="store_true")
+    parser.add_argument("--die-after", type=int, help="exit with status 1 after answering this many requests")
     args = parser.parse_args()
-    Server(args.result, args.shout).run()
+    Server(args.result, args.shout, args.die_after).run()
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """The live follower: a process of its own that tails the recording(s) wiretap is writing and sends each
 call's span as its response lands. The relays never wait for it: it only reads files.
 
-``python -m wiretap.otel.follow recording DIR PID`` follows the recording in DIR whose header names
-wiretap's PID; ``... session DIR PID`` follows every recording of a session folder. It stops when its
+``python -m wiretap.otel.follow recording DIR PID [STARTED]`` follows the recording in DIR whose header
+names wiretap's PID; ``... session DIR PID [STARTED]`` follows every recording of a session folder.
+STARTED is when wiretap started it (Unix seconds): a follower slow to start must not take the recording it
+was started for as an earlier one. It stops when its
 stdin ends (wiretap closes it when the traffic is over, or dies) and the files are read to the end.
 Settings come in ``WIRETAP_OTLP`` (JSON), so headers holding API keys stay out of the process list.
 """
@@ -49,8 +51,16 @@ class Tailed:
 
 
 class Follower:
-    def __init__(self, folder: Path, sender: BatchSender, *, wanted: Callable[[Event], bool], session: bool) -> None:
-        self.started = time.time()
+    def __init__(
+        self,
+        folder: Path,
+        sender: BatchSender,
+        *,
+        wanted: Callable[[Event], bool],
+        session: bool,
+        started: float | None = None,
+    ) -> None:
+        self.started = time.time() if started is None else started
         self.folder = folder
         self.sender = sender
         self.wanted = wanted
@@ -194,14 +204,25 @@ def _session_trace_id(folder: Path) -> bytes:
     return session_trace_id(session.manifest if session else {"folder": folder.name})
 
 
-def run(mode: str, folder: Path, parent: int, settings: dict[str, Any], stderr: IO[str] = sys.stderr) -> int:
+def run(
+    mode: str,
+    folder: Path,
+    parent: int,
+    settings: dict[str, Any],
+    stderr: IO[str] = sys.stderr,
+    started: float | None = None,
+) -> int:
     target = Target(str(settings["url"]), dict(settings.get("headers") or {}), float(settings.get("timeout") or 10.0))
     capacity = int(settings.get("queue") or QUEUE_SPANS)
     resource = dict(settings.get("resource") or {})
     sender = BatchSender(target, resource, capacity=capacity, stderr=stderr, defer=mode == "session")
     pid = str(parent)
     follower = Follower(
-        folder, sender, wanted=lambda h: mode == "session" or str(h.get("pid")) == pid, session=mode == "session"
+        folder,
+        sender,
+        wanted=lambda h: mode == "session" or str(h.get("pid")) == pid,
+        session=mode == "session",
+        started=started,
     )
     over = threading.Event()
     threading.Thread(target=_until_end_of_input, args=(over,), daemon=True).start()
@@ -236,9 +257,10 @@ def _until_end_of_input(over: threading.Event) -> None:
 
 def main(argv: list[str]) -> int:
     mode, folder, parent = argv[0], Path(argv[1]), int(argv[2])
+    started = float(argv[3]) if len(argv) > 3 else None
     with contextlib.suppress(OSError):
         os.nice(10)  # the relays come first when the CPU is short
-    return run(mode, folder, parent, json.loads(os.environ.get(ENV, "{}")))
+    return run(mode, folder, parent, json.loads(os.environ.get(ENV, "{}")), started=started)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -90,8 +91,9 @@ def _spawn(mode: str, folder: Path) -> subprocess.Popen[bytes] | None:
     # Its stdin is a pipe from us: its end (we are done, or gone, even killed) tells it to finish.
     # Its own session: Ctrl-C and a client killing our process group leave it to flush. No stdout: for
     # tap, ours is the protocol's pipe.
+    started = f"{time.time():.6f}"
     _follower = subprocess.Popen(
-        [sys.executable, "-m", "wiretap.otel.follow", mode, str(folder.absolute()), str(os.getpid())],
+        [sys.executable, "-m", "wiretap.otel.follow", mode, str(folder.absolute()), str(os.getpid()), started],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, start_new_session=True,
     )  # fmt: skip
     return _follower

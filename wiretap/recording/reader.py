@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import IO
 
 from wiretap.errors import BadInput
-from wiretap.recording.events import Event, Kind
+from wiretap.recording.events import FORMAT_VERSION, Event, Kind
+from wiretap.recording.jsonload import loads
 from wiretap.recording.migrate import UnsupportedFormat, check_format, migrate
 
 
@@ -22,6 +23,7 @@ MAX_LINE = 256 << 20
 MAX_DEPTH = 200
 """Events nested deeper are skipped: every analysis may then walk messages recursively."""
 _EXAMPLES = 100
+_NUMBER = (int, float)
 
 
 class _Examples(list[tuple[int, str]]):
@@ -81,6 +83,12 @@ class RecordingReader:
         self.version: int = self.header["format"]
         self.skipped = Skipped()
         self.line_no = 1
+        self.position = len(first) if first_line is None else None
+        """Where in the file the next line starts (None when the first line came from elsewhere)."""
+        self.line_at: int | None = None
+        """Where the line of the event ``events()`` gave last starts in the file, when known."""
+        self.line = b""
+        """That line, as read."""
 
     def close(self) -> None:
         self.file.close()
@@ -93,11 +101,13 @@ class RecordingReader:
 
     def events(self, lines: Iterable[bytes] | None = None) -> Iterator[Event]:
         """The events after the header, from the file or from ``lines`` (see follow.tail_lines)."""
+        current = self.version >= FORMAT_VERSION
         for raw in self._lines() if lines is None else lines:
             self.line_no += 1
             event = self._parse(raw)
             if event is not None:
-                yield migrate(event, self.version)
+                self.line = raw
+                yield event if current else migrate(event, self.version)
 
     def _lines(self) -> Iterator[bytes]:
         """The file's lines; one over MAX_LINE is read past in pieces and given as empty (noted)."""
@@ -105,19 +115,25 @@ class RecordingReader:
         while line := readline(MAX_LINE):
             if len(line) == MAX_LINE and not line.endswith(b"\n"):
                 del line
+                skipped = MAX_LINE
                 while (rest := readline(1 << 20)) and not rest.endswith(b"\n"):
-                    pass
+                    skipped += len(rest)
                 self.skipped.note(self.line_no + 1, f"longer than {MAX_LINE >> 20} MiB")
+                if self.position is not None:
+                    self.line_at, self.position = self.position, self.position + skipped + len(rest)
                 yield b""
                 continue
+            if self.position is not None:
+                self.line_at = self.position
+                self.position += len(line)
             yield line
 
     def _parse(self, raw: bytes) -> Event | None:
         complete = raw.endswith(b"\n")
-        if not raw.strip():
+        if not raw or raw.isspace():
             return None
         try:
-            event = json.loads(raw)
+            event = loads(raw)
         except RecursionError:
             self.skipped.note(self.line_no, f"nested deeper than {MAX_DEPTH} levels")
             return None
@@ -128,7 +144,7 @@ class RecordingReader:
                 self.skipped.note(self.line_no, "truncated last line")
                 self.skipped.truncated_tail = True
             return None
-        if not isinstance(event, dict) or not isinstance(event.get("t"), int | float) or "kind" not in event:
+        if not isinstance(event, dict) or not isinstance(event.get("t"), _NUMBER) or "kind" not in event:
             self.skipped.note(self.line_no, "not an event")
             return None
         if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _deeper_than(event, MAX_DEPTH):

@@ -24,7 +24,7 @@ from typing import Any
 
 from wiretap.recording.channel import Op, Record, RecordDecoder
 from wiretap.recording.events import Kind
-from wiretap.recording.streams import RecordStream, StreamSpec, make_stream
+from wiretap.recording.streams import Lines, RecordStream, StreamSpec, make_stream
 from wiretap.recording.writer import RecordingWriter, encode_event
 
 READ_SIZE = 64 << 10
@@ -152,8 +152,12 @@ class Sink:
         self.writer.add(t, encode_event(fields))
 
     def _write_all(self, recorded: Any) -> None:
-        for fields, msg_bytes in recorded:
-            self.writer.add(fields["t"], encode_event(fields, msg_bytes))
+        for item in recorded:
+            if type(item) is Lines:
+                self.writer.add(item.t, item.pieces, events=item.count)
+            else:
+                fields, msg_bytes = item
+                self.writer.add(fields["t"], encode_event(fields, msg_bytes))
 
     def record_safely(self, record: Record) -> None:
         try:

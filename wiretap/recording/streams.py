@@ -17,12 +17,26 @@ from typing import Any, Protocol
 from wiretap.http.encoding import INFLATED_LIMIT, Decompressor
 from wiretap.recording.events import Event, Kind
 from wiretap.wire.framing import Frame, LineFramer
-from wiretap.wire.messages import record_frame
-from wiretap.wire.redact import LineRedactor, redact_json, redact_text
+from wiretap.wire.messages import are_verbatim_json, is_verbatim_json, record_frame
+from wiretap.wire.redact import LineRedactor, may_hold_token_in, redact_json, redact_text
 from wiretap.wire.sse import SSEDecoder, SSEEvent
 
 Recorded = tuple[Event, bytes | bytearray | None]
+
+
+@dataclass(slots=True)
+class Lines:
+    """Events already encoded as JSON lines (``pieces`` joined), ``count`` of them: what a stream yields
+    for a run of messages it could record without building their events as dicts."""
+
+    t: float
+    pieces: list[bytes | bytearray]
+    count: int
+
+
+Output = Recorded | Lines
 PREVIEW = 64 << 10
+COPY_UP_TO = 64 << 10
 """How much of a body too big to decompress whole is kept in the recording."""
 
 
@@ -30,7 +44,7 @@ class RecordStream(Protocol):
     lost: int
     """Messages this stream could not record (a ``--on-overload drop`` gap cut them)."""
 
-    def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]: ...
+    def feed(self, t: float, chunk: bytes) -> Iterator[Output]: ...
 
     def gap(self, t: float, *, ends_mid_frame: bool) -> None: ...
 
@@ -79,10 +93,12 @@ def _redacted(text: str) -> str:
     return json.dumps(redact_json(value)[0], ensure_ascii=True, separators=(",", ":"))
 
 
-def message(t: float, base: Event, frame: Frame, *, redact: bool, **extra: Any) -> Iterator[Recorded]:
+def message(
+    t: float, base: Event, frame: Frame, *, redact: bool, clean: bool = False, **extra: Any
+) -> Iterator[Recorded]:
     """The frame as a message event; if reading it fails, the frame raw and an error saying why."""
     try:
-        recorded = record_frame(frame, redact=redact)
+        recorded = record_frame(frame, redact=redact, clean=clean)
     except Exception as exc:  # whatever a frame does to the parser, it costs that frame only
         yield {"t": t, "kind": Kind.MESSAGE.value, **base, **_raw(frame, redact=redact), **extra}, None
         yield {"t": t, "kind": Kind.ERROR.value, "error": "bad_frame", **base, "message": repr(exc)}, None
@@ -99,14 +115,66 @@ class LineStream:
         self._redact = redact
         self._skip_fragment = False
         self.lost = 0
+        # What every message event of this stream starts with, up to its time; see ``_lines``.
+        self._kind_dir = b',"kind":"message","dir":' + json.dumps(direction).encode() + b',"size":'
 
-    def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
-        for frame in self._framer.feed(chunk):
-            if self._skip_fragment:  # the tail of a line whose start a gap took
-                self._skip_fragment = False
-                self.lost += 1
+    def feed(self, t: float, chunk: bytes) -> Iterator[Output]:
+        continued = self._framer.pending > 0
+        frames = self._framer.feed(chunk)
+        if not frames:
+            return
+        if self._skip_fragment:  # the tail of a line whose start a gap took
+            self._skip_fragment = False
+            self.lost += 1
+            frames = frames[1:]
+            continued = False
+        clean = not self._redact or not self._may_hold_token(chunk, frames, continued)
+        yield from self._lines(t, frames, clean)
+
+    @staticmethod
+    def _may_hold_token(chunk: bytes, frames: list[Frame], continued: bool) -> bool:
+        """The redaction pre-check, once for all the frames that ``chunk`` completed: the first one (if it
+        began in an earlier chunk), and the rest of the chunk up to its last newline."""
+        if not frames:
+            return False
+        if not continued:
+            return may_hold_token_in(memoryview(chunk)[: chunk.rfind(b"\n")])
+        if may_hold_token_in(frames[0]):
+            return True
+        return len(frames) > 1 and may_hold_token_in(memoryview(chunk)[chunk.find(b"\n") + 1 : chunk.rfind(b"\n")])
+
+    def _lines(self, t: float, frames: list[Frame], clean: bool) -> Iterator[Output]:
+        """The frames' events, in order. A frame that is JSON and needs no redaction (nearly all of them)
+        becomes its line straight away: ``{"t":…,"kind":"message","dir":…,"size":…,"msg":FRAME}``, the
+        bytes ``encode_event`` writes for it, without building a dict and encoding it."""
+        stamp = float.__repr__(t) if type(t) is float else json.dumps(t)  # what json writes for it
+        head = b'{"t":' + stamp.encode() + self._kind_dir
+        line = head + b'%d,"msg":%b}\n'
+        if clean and len(frames) > 1 and _all_verbatim(frames):  # a flood of small messages
+            yield Lines(t, [line % (len(frame), frame) for frame in frames], len(frames))
+            return
+        pieces: list[bytes | bytearray] = []
+        add, verbatim = pieces.append, is_verbatim_json
+        count = 0
+        for frame in frames:
+            try:
+                fast = clean and verbatim(frame)
+            except Exception:  # then record_frame reads it, and says what is wrong with it
+                fast = False
+            if fast:
+                if len(frame) < COPY_UP_TO:
+                    add(line % (len(frame), frame))
+                else:  # spliced in where it is: a big frame is not copied into its line
+                    pieces += (head, b'%d,"msg":' % len(frame), frame, b"}\n")
+                count += 1
                 continue
-            yield from message(t, self._base, frame, redact=self._redact)
+            if count:
+                yield Lines(t, pieces, count)
+                pieces, count = [], 0
+                add = pieces.append
+            yield from message(t, self._base, frame, redact=self._redact, clean=clean)
+        if count:
+            yield Lines(t, pieces, count)
 
     def gap(self, t: float, *, ends_mid_frame: bool) -> None:
         # A partial line before the gap ended inside it: the relay counted its newline already.
@@ -120,6 +188,13 @@ class LineStream:
         elif last is not None:
             yield from message(t, self._base, last, redact=self._redact, eol="")
         yield {"t": t, "kind": Kind.EOF.value, **self._base}, None
+
+
+def _all_verbatim(frames: list[Frame]) -> bool:
+    try:
+        return are_verbatim_json(frames)
+    except Exception:  # then each frame is read on its own, and a bad one costs that frame only
+        return False
 
 
 class StderrStream:

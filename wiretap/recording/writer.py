@@ -57,6 +57,25 @@ def _write_all(fd: int, data: Piece) -> None:
         view = view[os.write(fd, view) :]
 
 
+JOIN_UP_TO = 4 << 20
+BIG = 1 << 20
+
+
+def _write_runs(fd: int, pieces: list[Piece]) -> None:
+    """Each big piece written by itself, the small ones between them joined."""
+    run: list[Piece] = []
+    for piece in pieces:
+        if len(piece) < BIG:
+            run.append(piece)
+            continue
+        if run:
+            _write_all(fd, b"".join(run))
+            run = []
+        _write_all(fd, piece)
+    if run:
+        _write_all(fd, b"".join(run))
+
+
 class RecordingWriter:
     def __init__(self, fd: int, path: Path, *, stderr: IO[str] | None = None) -> None:
         self.path = path
@@ -79,27 +98,25 @@ class RecordingWriter:
         writer._failed(0, error)
         return writer
 
-    def add(self, t: float, pieces: list[Piece]) -> None:
-        """Queue one event; it reaches the file at the next flush."""
+    def add(self, t: float, pieces: list[Piece], *, events: int = 1) -> None:
+        """Queue one event (or ``events`` of them, already encoded); they reach the file at the next flush."""
         self._pending.extend(pieces)
-        self._pending_events += 1
+        self._pending_events += events
         self.pending_size += sum(map(len, pieces))
         self._batch_t = t
 
     def flush(self) -> None:
-        pending, count = self._pending, self._pending_events
+        pending, count, size = self._pending, self._pending_events, self.pending_size
         self._pending, self._pending_events, self.pending_size = [], 0, 0
         if not count:
             return
         try:
             if self._gap_since is not None:
                 self._write_gap_marker()
-            small = [p for p in pending if len(p) < 1 << 20]
-            if len(small) == len(pending):
+            if size <= JOIN_UP_TO:
                 _write_all(self._fd, b"".join(pending))
-            else:
-                for piece in pending:
-                    _write_all(self._fd, piece)
+            else:  # a big message is written from where it is, not copied into a join
+                _write_runs(self._fd, pending)
             self.written += count
         except OSError as exc:
             self._failed(count, exc)

@@ -6,17 +6,20 @@ arrived, and at its recorded offset from the later of the previous message and t
 responses and put in place of the recorded ones in what is sent next. A request from the server
 (elicitation, roots, sampling) is matched to a recorded one and answered with the recorded answer,
 under the live request's id. Every live response is then compared with the recorded one, volatile parts
-ignored (diff.py); a task poll that caught the task in another of its recorded states is timing, not a
-difference. With ``--out`` the live run is recorded through ``wiretap tap`` (stdio) or ``wiretap proxy``
-(HTTP), as any other run would be.
+ignored (structural_diff.py); a task poll that caught the task in another of its recorded states is
+timing, not a difference. A server that exits, or refuses a request with an HTTP error, leaves what it
+did not answer missing at once (not after ``--timeout``). With ``--out`` the live run is recorded
+through ``wiretap tap`` (stdio) or ``wiretap proxy`` (HTTP), as any other run would be.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import heapq
 import json
+import os
 import signal
 import sys
 import time
@@ -24,10 +27,11 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
-from urllib.parse import parse_qs, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 
+from wiretap.replay import keys
 from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request, failures
 from wiretap.replay.pace import RECORDED, Pace
 from wiretap.replay.player import dumps
@@ -38,6 +42,7 @@ from wiretap.replay.script import (
     HttpShape,
     Json,
     Script,
+    Sent,
     Step,
     id_key,
     is_request,
@@ -46,6 +51,7 @@ from wiretap.replay.script import (
 from wiretap.replay.structural_diff import Difference, describe, differences
 from wiretap.replay.tasks import reported_state
 from wiretap.replay.volatile import Volatile
+from wiretap.transports.process import signal_name
 from wiretap.wire.framing import LineFramer
 
 WIRETAP = [sys.executable, "-m", "wiretap"]
@@ -85,6 +91,8 @@ class Compared:
     differences: list[Difference]
     timing: str | None = None
     """Why a difference was let go: a poll that caught the task in another recorded state."""
+    refused: str | None = None
+    """How the live server refused the request instead of answering it (``HTTP 404 Not Found``)."""
 
     @property
     def differs(self) -> bool:
@@ -93,7 +101,7 @@ class Compared:
     def describe(self) -> str:
         head = f"#{self.exchange.number} {self.exchange.request.describe(80)}"
         if self.live is None:
-            return f"{head}: no live response"
+            return f"{head}: no live response" + (f" ({self.refused})" if self.refused else "")
         return f"{head}: {describe(self.differences, limit=5)}"
 
 
@@ -106,6 +114,8 @@ class ClientResult:
     server_status: int | None = None
     unreachable: str | None = None
     """Why the live server could not be reached or started (nothing was compared)."""
+    exited: str | None = None
+    """How the live server exited while the recorded client still expected answers."""
 
     @property
     def differing(self) -> list[Compared]:
@@ -123,8 +133,9 @@ class ClientResult:
             "differing": [
                 {
                     "number": c.exchange.number,
-                    "method": c.exchange.request.method,
+                    "method": c.exchange.method,
                     "live": c.live is not None,
+                    "refused": c.refused,
                     "differences": [d.as_dict() for d in c.differences],
                 }
                 for c in self.differing
@@ -134,6 +145,7 @@ class ClientResult:
             "recording": None if self.recording is None else str(self.recording),
             "server_status": self.server_status,
             "unreachable": self.unreachable,
+            "exited": self.exited,
         }
 
     def report(self, out: IO[str]) -> None:
@@ -141,12 +153,14 @@ class ClientResult:
             print(compared.describe(), file=out)
         for note in self.unexpected:
             print(note, file=out)
+        if self.exited is not None:
+            print(self.exited, file=out)
 
 
 class Link(Protocol):
     """The way to the live server."""
 
-    async def send(self, item: ClientItem, message: Json) -> None: ...
+    async def send(self, item: Sent, message: Json) -> None: ...
 
     async def close(self) -> None:
         """End of input: close the server's stdin, or end the HTTP session."""
@@ -203,13 +217,45 @@ class Driver:
         """The recorded server requests answered already (by id())."""
         self.link: Link | None = None
         self._answering: set[asyncio.Task[None]] = set()
+        self._asked_by_key: dict[int | None, list[tuple[int, Step]]] | None = None
+        """The recorded server requests with an answer, by their key (None: no key), made at the first."""
         self.gone: asyncio.Future[str] | None = None
         """Set, with the reason, when the live server is found unreachable."""
+        self.heard = False
+        """Whether the live server has sent anything yet."""
+        self.closing = False
+        """Whether the recorded client has closed its end (after that a server may well exit)."""
+        self.exited = asyncio.Event()
+        """The live server process has exited (stdio): nothing more will come from it."""
+        self.exit_note: str | None = None
+        """How it exited, when that cut the run short."""
+        self.refusals: dict[int, str] = {}
+        """Exchange number → the HTTP error the live server gave instead of a response."""
 
     def lost(self, reason: str) -> None:
         """The live server cannot be reached: the run stops (see ``run_until_lost``)."""
         if self.gone is not None and not self.gone.done():
             self.gone.set_result(reason)
+
+    def refused(self, exchange: Exchange, why: str) -> None:
+        """The live server answered ``exchange`` with an HTTP error and no JSON-RPC response: none will
+        come, so it is missing at once instead of after the timeout."""
+        future = self.waiting.get(self._key(exchange))
+        if future is not None and not future.done():
+            self.refusals[exchange.number] = why
+            future.cancel()
+
+    def server_exited(self, how: str, stderr: str) -> None:
+        """The live server process exited (``how``: with which status; ``stderr``: its last words). Before
+        it said anything, it could not be started; later, what it left unanswered is missing, at once
+        instead of a timeout each; after the client closed its end, that is how a stdio server ends."""
+        said = f"; its stderr ended: {stderr}" if stderr else "; it wrote nothing on stderr"
+        pending = [key for key, future in self.waiting.items() if not future.done()]
+        if not self.heard and not self.closing:
+            self.lost(f"the server {how} before answering anything{said}")
+        elif pending or not self.closing:
+            self.exit_note = f"the server {how} before the recorded client was done{said}"
+        self.exited.set()
 
     async def run_until_lost(self, link: Link) -> ClientResult:
         """``run``, raising Unreachable as soon as the link finds the live server unreachable."""
@@ -234,6 +280,7 @@ class Driver:
         first_t = items[0].t if items else 0.0
         prev_recorded, prev_live = first_t, self.now()
         sent: list[Exchange] = []
+        planned = [i.exchange for i in items if i.exchange is not None]
         # What the recorded client had seen before each message: responses and stream ends, by their
         # recorded time (heaps: each is waited for once, so the run is linear in the recording).
         responses: list[tuple[float, int, Exchange]] = []
@@ -247,7 +294,9 @@ class Driver:
                     base_recorded, base_live = response_t, at
             while ends and ends[0][0] <= item.t:  # the recorded client had seen its event stream end
                 await self._ended(heapq.heappop(ends)[2])
-            await _until(base_live + pace.live(item.t - base_recorded), self.now)
+            await self._pause(base_live + pace.live(item.t - base_recorded))
+            if self.exited.is_set():
+                break
             message = swapped(item.message, self.swaps)
             if item.exchange is not None:
                 exchange = item.exchange
@@ -270,12 +319,34 @@ class Driver:
             if exchange.response is not None and exchange not in after_eof:
                 await self._response(exchange)
         if eof is not None:
-            await _until(prev_live + pace.live(eof - prev_recorded), self.now)
+            await self._pause(prev_live + pace.live(eof - prev_recorded))
         await asyncio.gather(*self._answering, return_exceptions=True)
+        self.closing = True
         await link.close()
         for exchange in after_eof:
             await self._response(exchange)
-        return ClientResult([self._compare(e) for e in sent if e.response is not None], self.unexpected)
+        # What a server that exited early was never sent is missing too.
+        compared = [self._compare(e) for e in planned if e.response is not None]
+        exited = self.exit_note if any(c.differs for c in compared) else None
+        return ClientResult(compared, self.unexpected, exited=exited)
+
+    async def _pause(self, due: float) -> None:
+        """Wait until ``due`` (live clock), or until the live server has exited."""
+        delay = due - self.now()
+        if delay > 0 and not self.exited.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.exited.wait(), delay)
+
+    async def _live(self, future: asyncio.Future[tuple[float, Json]]) -> tuple[float, Json] | None:
+        """The live response, once it comes; None if the live server exits first."""
+        if not future.done():
+            exited = asyncio.create_task(self.exited.wait())
+            either: list[asyncio.Future[Any]] = [future, exited]
+            try:
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                exited.cancel()
+        return future.result() if future.done() and not future.cancelled() else None
 
     def ended(self, exchange: Exchange) -> None:
         """The link says: the live response to ``exchange`` is complete (its event stream ended)."""
@@ -299,9 +370,12 @@ class Driver:
             return None
         self.answered.add(exchange.number)
         try:
-            at, message = await asyncio.wait_for(asyncio.shield(future), self.options.timeout)
+            live = await asyncio.wait_for(self._live(future), self.options.timeout)
         except TimeoutError:
             return None
+        if live is None:
+            return None
+        at, message = live
         self.received_at[exchange.number] = at
         self.live[exchange.number] = message
         if exchange.response is not None:
@@ -313,6 +387,7 @@ class Driver:
     def received(self, message: Json, exchange: Exchange | None = None) -> None:
         """A message from the live server; ``exchange``: the request it answers, when the transport knows."""
         now = self.now()
+        self.heard = True
         if is_request(message):
             task = asyncio.create_task(self._answer(message))
             self._answering.add(task)
@@ -333,8 +408,7 @@ class Driver:
         arrived = self.now()
         volatile, match_on = self.options.volatile, self.options.match_on
         live = Request.of(message, volatile)
-        asked = [s for s in self.script.server_requests if s.answer is not None and s.message is not None]
-        matching = [s for s in asked if not failures(Request.of(s.message or {}, volatile), live, match_on)]
+        matching = [s for s in self._asked(live) if not failures(Request.of(s.message or {}, volatile), live, match_on)]
         step: Step | None = next((s for s in matching if id(s) not in self.used), None) or (
             matching[-1] if matching else None
         )
@@ -349,6 +423,29 @@ class Driver:
         if self.link is not None:
             await self.link.send(ClientItem(self.now(), reply), reply)
 
+    def _asked(self, live: Request) -> list[Step]:
+        """The recorded requests from the server that may match ``live``: those filed under its key (all
+        of them for a matcher of one's own), so that answering each is not a walk through them all."""
+        if self._asked_by_key is None:
+            self._asked_by_key = {}
+            for at, step in enumerate(self.script.server_requests):
+                message = step.message if step.answer is not None else None
+                if message is not None:
+                    filed = self._key_of(Request.of(message, self.options.volatile))
+                    self._asked_by_key.setdefault(filed, []).append((at, step))
+        filed = self._key_of(live)
+        found = self._asked_by_key.get(filed, []) if filed is not None else []
+        unkeyed = self._asked_by_key.get(None, [])
+        return [step for _, step in (sorted(found + unkeyed, key=lambda s: s[0]) if unkeyed else found)]
+
+    def _key_of(self, request: Request) -> int | None:
+        try:
+            return (
+                keys.key(request, self.options.match_on) if all(n in keys.KEYS for n in self.options.match_on) else None
+            )
+        except (RecursionError, TypeError, ValueError):
+            return None
+
     # -- comparing ----------------------------------------------------------------------------------
 
     def _compare(self, exchange: Exchange) -> Compared:
@@ -356,7 +453,7 @@ class Driver:
         (what came before depends on timing)."""
         live = self.live.get(exchange.number)
         if live is None or exchange.response is None:
-            return Compared(exchange, live, [])
+            return Compared(exchange, live, [], refused=self.refusals.get(exchange.number))
         replies = [s.message for s in exchange.steps if s.reply and s.message is not None]
         recorded_last = replies[-1] if replies else exchange.response
         if len(replies) > 1 or len(self.replies.get(exchange.number, [])) > 1:
@@ -366,7 +463,7 @@ class Driver:
         recorded = volatile.normalize(_without_id(swapped(recorded_last, self.swaps)))
         found = differences(recorded, volatile.normalize(_without_id(live)))
         compared = Compared(exchange, live, found)
-        if found and exchange.request.method in POLL_METHODS:
+        if found and exchange.method in POLL_METHODS:
             was, now = reported_state(exchange.response), reported_state(live)
             task = self.script.tasks.get(exchange.task_key() or "")
             states = {s.raw for _, s in task.states} if task is not None else set()
@@ -397,7 +494,7 @@ class StdioLink:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
 
-    async def send(self, item: ClientItem, message: Json) -> None:
+    async def send(self, item: Sent, message: Json) -> None:
         assert self.proc.stdin is not None
         with contextlib.suppress(ConnectionError):
             self.proc.stdin.write(dumps(message).encode() + b"\n")
@@ -442,24 +539,81 @@ async def _stop(proc: asyncio.subprocess.Process, grace: float = STOP_GRACE) -> 
     return await proc.wait()
 
 
+STDERR_FD = 2
+STDERR_TAIL = 4096
+"""How much of the end of the server's stderr is kept, to say why it exited."""
+STDERR_SETTLE = 1.0
+"""How long to wait for the rest of a dead server's stderr (a grandchild may hold the pipe open)."""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+async def _pass_stderr(stream: asyncio.StreamReader, tail: bytearray) -> None:
+    """The server's stderr, passed on to ours as it comes (as when it was inherited: straight to file
+    descriptor 2, in a thread so a slow reader stalls nothing else); its end kept in ``tail``."""
+    while chunk := await stream.read(1 << 16):
+        with contextlib.suppress(OSError):
+            await asyncio.to_thread(_write_all, STDERR_FD, chunk)
+        tail += chunk
+        del tail[:-STDERR_TAIL]
+
+
+def how_it_exited(returncode: int) -> str:
+    return f"was killed by {signal_name(-returncode)}" if returncode < 0 else f"exited with status {returncode}"
+
+
+def last_words(stderr_tail: bytes) -> str:
+    """The last lines a server wrote on stderr, on one line."""
+    lines = [line.strip() for line in stderr_tail.decode("utf-8", errors="replace").splitlines() if line.strip()]
+    said = " / ".join(lines[-3:])
+    return "…" + said[-299:] if len(said) > 300 else said
+
+
+async def _watch_exit(
+    proc: asyncio.subprocess.Process,
+    reader: asyncio.Task[None],
+    pump: asyncio.Task[None],
+    tail: bytearray,
+    driver: Driver,
+) -> None:
+    """Once the server has closed its stdout and exited, tell the driver how."""
+    await asyncio.gather(reader, return_exceptions=True)
+    returncode = await proc.wait()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(pump), STDERR_SETTLE)
+    driver.server_exited(how_it_exited(returncode), last_words(bytes(tail)))
+
+
 async def replay_stdio(script: Script, server: list[str], options: ClientOptions) -> ClientResult:
     command = [*WIRETAP, "tap", "--out", str(options.out), "--", *server] if options.out is not None else server
     try:
         proc = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
         )
     except OSError as exc:
         raise Unreachable(f"cannot start {server[0]}: {exc.strerror or exc}") from None
+    assert proc.stderr is not None
     link = StdioLink(proc)
     driver = Driver(script, options)
     reader = asyncio.create_task(link.read(driver))
+    tail = bytearray()
+    pump = asyncio.create_task(_pass_stderr(proc.stderr, tail))
+    watch = asyncio.create_task(_watch_exit(proc, reader, pump, tail, driver))
     try:
-        result = await driver.run(link)
+        result = await driver.run_until_lost(link)
     finally:
         await link.close()
         status = await _stop(proc)
-        reader.cancel()
-        await asyncio.gather(reader, return_exceptions=True)
+        watch.cancel()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(pump), STDERR_SETTLE)
+        for task in (reader, pump):
+            task.cancel()
+        await asyncio.gather(reader, pump, watch, return_exceptions=True)
     result.server_status = status
     return result
 
@@ -476,15 +630,21 @@ _NOT_REPLAYED = frozenset(
 )
 
 
+def _endpoint_key(path: str, query: str | None) -> str:
+    return f"{path}?{query}" if query else path
+
+
 def _legacy_streams(script: Script) -> dict[str, HttpShape]:
+    """Each recorded legacy endpoint (its path and query: the TypeScript SDK's ``?sessionId=``, the
+    Python SDK's ``?session_id=``) → the GET stream that handed it out."""
     shapes = {shape.ex: shape for shape in script.streams}
     out = {}
     for item in script.unprompted:
         step = item.step
         if (step.sse or {}).get("event") == "endpoint" and step.raw and step.ex in shapes:
-            session = parse_qs(urlsplit(step.raw).query).get("sessionId", [None])[0]
-            if session:
-                out[session] = shapes[step.ex]
+            shape = shapes[step.ex]
+            endpoint = urlsplit(urljoin(f"http://recorded{shape.path}", step.raw.strip()))
+            out[_endpoint_key(endpoint.path, endpoint.query)] = shape
     return out
 
 
@@ -505,11 +665,15 @@ class HttpLink:
         self.streams: set[asyncio.Task[None]] = set()
         """GET event streams."""
         self.streams_opened: set[str] = set()
+        self.pending_streams: list[tuple[HttpShape, str]] = []
+        """GET streams of a live session, to open when the recorded client opened its own."""
+        self.item_times = [item.t for item in script.client_items]
+        self.last_sent_t = float("-inf")
         self.legacy_streams = _legacy_streams(script)
         """Recorded legacy session id → the GET stream that handed out its endpoint."""
         self.endpoints: dict[int | None, asyncio.Future[str]] = {}
 
-    def _url(self, item: ClientItem) -> str:
+    def _url(self, item: Sent) -> str:
         if item.http is None:
             return self.base
         query = f"?{item.http.query}" if item.http.query else ""
@@ -519,7 +683,7 @@ class HttpLink:
                 path = path.replace(recorded, str(live))
         return f"{self.origin}{path}{query}"
 
-    def _headers(self, item: ClientItem) -> dict[str, str]:
+    def _headers(self, item: Sent) -> dict[str, str]:
         recorded = item.http.request_headers if item.http is not None else {}
         headers = {k: str(v) for k, v in recorded.items() if k not in _NOT_REPLAYED and not isinstance(v, list)}
         if item.http is None:
@@ -535,7 +699,7 @@ class HttpLink:
             return self.sessions[recorded]
         return self.session_id if recorded or unknown else None
 
-    def _learn_session(self, item: ClientItem, live: str | None) -> None:
+    def _learn_session(self, item: Sent, live: str | None) -> None:
         if not live:
             return
         recorded = item.exchange.http.response_headers.get(SESSION) if item.exchange and item.exchange.http else None
@@ -544,14 +708,17 @@ class HttpLink:
             self.sessions.setdefault(recorded, live)
         self.session_id = live
 
-    async def send(self, item: ClientItem, message: Json) -> None:
+    async def send(self, item: Sent, message: Json) -> None:
+        if item.http is not None:  # a recorded message (an answer made up live has no recorded time)
+            self._open_streams(item.t)
+            self.last_sent_t = item.t
         task = asyncio.create_task(self._exchange(item, message))
         self.exchanges.add(task)
         task.add_done_callback(self.exchanges.discard)
         if item.exchange is None:
             await task
 
-    async def _exchange(self, item: ClientItem, message: Json) -> None:
+    async def _exchange(self, item: Sent, message: Json) -> None:
         method = item.http.method if item.http is not None and item.rest is not None else "POST"
         body = dumps(message).encode() if (item.rest is None or message) else None
         live_session = None
@@ -561,6 +728,8 @@ class HttpLink:
                 live_session = response.headers.get(SESSION)
                 self._learn_session(item, live_session)
                 resume = await self._read(response, item.exchange)
+                if response.status >= 400 and item.exchange is not None:
+                    self.driver.refused(item.exchange, f"HTTP {response.status} {response.reason or ''}".strip())
             if item.exchange is not None:
                 await self._resume(item, item.exchange, resume)
         except aiohttp.ClientConnectorError as exc:
@@ -574,18 +743,46 @@ class HttpLink:
             shape = self._stream_shape(item)
             if shape is not None:
                 self.streams_opened.add(live_session)
-                task = asyncio.create_task(self._stream(shape, live_session))
-                self.streams.add(task)
+                ended = item.exchange.response_t if item.exchange and item.exchange.response_t else item.t
+                self._open_stream_later(shape, live_session, ended)
 
-    def _stream_shape(self, item: ClientItem) -> HttpShape | None:
+    def _open_stream_later(self, shape: HttpShape, session: str, after: float) -> None:
+        """Open the session's GET stream where the recorded client did: ``shape.t - after`` (paced) from
+        now, or before the first later message it sent, whichever comes first; never before one it sent
+        earlier (``notifications/initialized``), so as fast as possible it waits for the next one."""
+        opening = (shape, session)
+        self.pending_streams.append(opening)
+        delay = self.driver.options.pace.live(max(0.0, shape.t - after))
+        before = bisect.bisect_left(self.item_times, shape.t)
+        sent_before = self.item_times[before - 1] if before else float("-inf")
+        if delay <= 0:
+            return
+
+        async def in_time() -> None:
+            await asyncio.sleep(delay)
+            if opening in self.pending_streams and self.last_sent_t >= sent_before:
+                self.pending_streams.remove(opening)
+                self.streams.add(asyncio.create_task(self._stream(*opening)))
+
+        self.streams.add(asyncio.create_task(in_time()))
+
+    def _open_streams(self, before: float) -> None:
+        """Open the pending GET streams the recorded client had opened before sending at ``before``."""
+        for opening in [o for o in self.pending_streams if o[0].t <= before]:
+            self.pending_streams.remove(opening)
+            self.streams.add(asyncio.create_task(self._stream(*opening)))
+
+    def _stream_shape(self, item: Sent) -> HttpShape | None:
         """The GET event stream the recorded client opened in this exchange's session, if it did."""
         recorded = item.exchange.http.response_headers.get(SESSION) if item.exchange and item.exchange.http else None
         for shape in self.script.streams:
+            if shape.resumes:
+                continue  # a GET resuming a cut stream is sent by _resume, not opened for the session
             if recorded is None or shape.request_headers.get(SESSION) in (recorded, None):
                 return shape
         return None
 
-    async def _resume(self, item: ClientItem, exchange: Exchange, resume: tuple[str, int | None] | None) -> None:
+    async def _resume(self, item: Sent, exchange: Exchange, resume: tuple[str, int | None] | None) -> None:
         """A stream that ended before its response is resumed with GET and ``Last-Event-ID`` (SEP-1699),
         after the ``retry`` the server asked for, as an SDK client does."""
         for _ in range(RESUMPTIONS):
@@ -601,12 +798,19 @@ class HttpLink:
             async with self.http.get(self._url(item), headers=headers) as response:
                 if response.status != 200:
                     return
-                resume = await self._read(response, exchange) or resume
+                # A resumed stream may stay open once it has replayed the response (the TypeScript SDK's
+                # does): the recorded client had what it resumed for, and so has the replay.
+                resume = await self._read(response, exchange, until=future) or resume
 
     async def _read(
-        self, response: Any, exchange: Exchange | None, endpoint: asyncio.Future[str] | None = None
+        self,
+        response: Any,
+        exchange: Exchange | None,
+        endpoint: asyncio.Future[str] | None = None,
+        until: asyncio.Future[Any] | None = None,
     ) -> tuple[str, int | None] | None:
-        """Deliver what the response carried; for an event stream, the last event id and retry seen."""
+        """Deliver what the response carried; for an event stream, the last event id and retry seen (an
+        event stream is left once ``until`` is done)."""
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "text/event-stream":
             from wiretap.wire.sse import SSEDecoder
@@ -621,6 +825,8 @@ class HttpLink:
                         endpoint.set_result(event.data.decode("utf-8", errors="replace").strip())
                     elif event.data:
                         _deliver(event.data, self.driver, exchange)
+                if until is not None and until.done():
+                    return None if last_id is None else (last_id, retry)
             for event in decoder.close():
                 if event.data:
                     _deliver(event.data, self.driver, exchange)
@@ -636,11 +842,10 @@ class HttpLink:
             _deliver(data, self.driver, exchange)
         return None
 
-    async def _legacy_url(self, item: ClientItem) -> str | None:
+    async def _legacy_url(self, item: Sent) -> str | None:
         """Legacy HTTP+SSE (2024-11-05): a POST to a recorded session's endpoint goes to the endpoint the
         live server gave on the GET stream standing for that session's (opened first, as a client does)."""
-        recorded = parse_qs((item.http.query or "") if item.http else "").get("sessionId", [None])[0]
-        shape = self.legacy_streams.get(recorded or "")
+        shape = self.legacy_streams.get(_endpoint_key(item.http.path, item.http.query)) if item.http else None
         if shape is None:
             return None
         endpoint = self.endpoints.get(shape.ex)
@@ -666,6 +871,7 @@ class HttpLink:
 
     async def close(self) -> None:
         """Let every response (event streams included) finish, then end the session."""
+        self._open_streams(float("inf"))
         if self.exchanges:
             await asyncio.wait(list(self.exchanges), timeout=self.driver.options.timeout)
         if self.script.ends_session:

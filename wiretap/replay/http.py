@@ -20,10 +20,10 @@ from aiohttp import web
 
 from wiretap.http.a2a_rest import rest_operation
 from wiretap.http.rewrite import CARD_PATHS
-from wiretap.replay import jsonrpc
 from wiretap.replay.player import Outlet, Plan, Player, dumps
 from wiretap.replay.script import Json, Step, is_request, is_response
 from wiretap.run.proxy import parse_listen
+from wiretap.wire import jsonrpc
 
 SESSION = "mcp-session-id"
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -233,9 +233,17 @@ class ReplayServer:
         status = plan.exchange.http.status if plan.exchange and plan.exchange.http else None
         response = web.StreamResponse(status=status or 200, headers={**SSE_HEADERS, **self._session(request, plan)})
         await response.prepare(request)
+        stream = EventStream(response)
         # Its own task: a client that leaves once the stream was closed on it (to resume on a GET) must
-        # not cancel what the recording sent after.
-        await asyncio.shield(self._spawn(self.player.perform(plan, self._routed(plan, EventStream(response)))))
+        # not cancel what the recording sent after. And the handler returns as soon as the stream is
+        # closed: a client (or a proxy) may send its resuming GET on this very connection, which is
+        # read only once this handler is done.
+        performing = self._spawn(self.player.perform(plan, self._routed(plan, stream)))
+        ended = asyncio.create_task(stream.ended.wait())
+        try:
+            await asyncio.wait([performing, ended], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
         with contextlib.suppress(ConnectionError, RuntimeError):
             await response.write_eof()
         return response

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from wiretap.replay.index import Index
-from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request, closest
+from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request
 from wiretap.replay.pace import RECORDED, Pace
 from wiretap.replay.script import (
     POLL_METHODS,
@@ -163,7 +163,7 @@ class Player:
             for key, task in script.tasks.items()
             if task.states and script.polls(key)
         }
-        self.index = Index(script.exchanges, self.options.match_on)
+        self.index = Index(script.exchanges, self.options.match_on, script.named)
         self._replying: dict[int, tuple[float, asyncio.Event]] = {}
         """Exchanges chosen and not yet answered (by id of their plan): their recorded response time, and
         whether the response went out."""
@@ -203,9 +203,7 @@ class Player:
         clock = self.tasks.get(task_key) if task_key is not None else None
         # Polls of the same binding (JSON-RPC or REST, the same method) answer it.
         alike = (
-            [p for p in clock.polls if p.request.method == live.method and (p.rest is None) == (rest is None)]
-            if clock
-            else []
+            [p for p in clock.polls if p.method == live.method and (p.rest is None) == (rest is None)] if clock else []
         )
         if clock is not None and alike:
             answer = clock.poll(now, alike)
@@ -219,10 +217,8 @@ class Player:
             plan.exchange.used += 1
             self.matched += 1
             return plan
-        candidates = self.script.exchanges
-        near = closest([e.request for e in candidates], live, self.options.match_on)
-        nearest = None if near is None else candidates[near.index]
-        miss = Miss(now - self.started, live, nearest, near.failed if near else [])
+        near = self.index.closest(live)
+        miss = Miss(now - self.started, live, near[0] if near else None, near[1] if near else [])
         self.misses.append(miss)
         plan.miss = miss
         return plan

@@ -13,9 +13,9 @@ import os
 import signal
 import threading
 
-from wiretap.replay import jsonrpc
 from wiretap.replay.player import Player, dumps
 from wiretap.replay.script import Json, Step, is_request, is_response
+from wiretap.wire import jsonrpc
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 DEFAULT_VOLATILE_KEYS = frozenset(
@@ -29,6 +30,8 @@ DEFAULT_VOLATILE_KEYS = frozenset(
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 """An ISO 8601 date and time, wherever it appears, is a timestamp."""
 TIMESTAMP_PLACEHOLDER = "<timestamp>"
+_DATE_TIME = re.compile(rb"-\d\d-\d\d[T ]\d\d:\d\d")
+"""What any timestamp's JSON text holds (to know cheaply that a text holds none)."""
 MAX_DEPTH = 100
 """How deep normalizing goes (a recorded message may nest deeper than recursion allows)."""
 
@@ -44,6 +47,26 @@ class Volatile:
     @classmethod
     def with_extra(cls, keys: Iterable[str]) -> Volatile:
         return cls(extra=frozenset(keys))
+
+    def leaves_alone(self, line: bytes, names: tuple[bytes, ...] | None = None) -> bool:
+        """Whether ``normalize`` surely changes nothing in the JSON text ``line``: no volatile key's name
+        and nothing like a timestamp is in it (nor a ``\\u`` escape that could spell one). Cheaper than
+        normalizing; False when unsure. ``names``: those of ``self.names`` that may be in the line (all
+        of them unless it is known that the others are not)."""
+        if not line:
+            return False
+        for name in self.names if names is None else names:
+            if name in line:
+                return False
+        # (A timestamp's digits may be any Unicode digits: a line with other than ASCII is not looked into.)
+        return not (self.timestamps and b"-" in line and (not line.isascii() or _DATE_TIME.search(line)))
+
+    @cached_property
+    def names(self) -> tuple[bytes, ...]:
+        """What ``leaves_alone`` looks for."""
+        # A name with a "/" may be written with "\/": its part after the last "/" is looked for; a
+        # name ending in "/" leaves nothing to look for, and an empty name is in every line.
+        return (b"\\u", *sorted({key.rsplit("/", 1)[-1].encode() for key in self.keys | self.extra}))
 
     def ignores(self, key: str) -> bool:
         return key in self.keys or key in self.extra

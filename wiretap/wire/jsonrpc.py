@@ -1,14 +1,19 @@
-"""Sans-IO JSON-RPC 2.0: what kind a body is, a key for its id, and pairing responses with requests.
+"""Sans-IO JSON-RPC 2.0: what kind a body is, a key for its id, pairing responses with requests, and
+reading a live body as a server must.
 
 The one place that decides these for the analyses, the timeline rows and replay. A body that is none of
-the three kinds (an agent card, a 202 "Accepted", a text/plain error) is not a JSON-RPC message.
+the three kinds (an agent card, a 202 "Accepted", a text/plain error) is not a JSON-RPC message. Served
+(``parse``), a body that is not JSON is a parse error (-32700), and JSON that is not a message an invalid
+request (-32600). Nesting is bounded there: ``json`` gives up somewhere near a thousand levels
+(RecursionError, not ValueError), and replay's matchers recurse too, so anything nested deeper than
+``MAX_DEPTH`` is refused as invalid.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 REQUEST, NOTIFICATION, RESPONSE = "request", "notification", "response"
@@ -115,3 +120,63 @@ class Pairing(Generic[T]):
 
     def waiting(self) -> list[T]:
         return [w.item for queue in self._open.values() for w in queue]
+
+
+# -- reading a live body, as a server must ---------------------------------------------------------------
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+MAX_DEPTH = 100
+"""The deepest a live message may nest; real MCP and A2A traffic stays under 20."""
+
+
+@dataclass
+class Parsed:
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    """JSON-RPC error responses owed to the client."""
+    batch: bool = False
+
+
+def error(code: int, message: str, message_id: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": message_id, "error": {"code": code, "message": message}}
+
+
+def deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests more than ``limit`` levels (iteratively: it may be too deep to recurse)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _id_of(item: Any) -> Any:
+    value = item.get("id") if isinstance(item, dict) else None
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
+def parse(data: bytes | str) -> Parsed:
+    """A live body: its messages, and the errors owed for what is not one (a batch answers in a batch)."""
+    try:
+        body: Any = json.loads(data)
+    except (ValueError, RecursionError):
+        return Parsed(errors=[error(PARSE_ERROR, "Parse error")])
+    if deeper_than(body):
+        too_deep = f"Invalid Request: nested more than {MAX_DEPTH} deep"
+        return Parsed(errors=[error(INVALID_REQUEST, too_deep, _id_of(body))])
+    batch = isinstance(body, list)
+    items = body if batch else [body]
+    if not items:
+        return Parsed(errors=[error(INVALID_REQUEST, "Invalid Request: an empty batch")], batch=False)
+    parsed = Parsed(batch=batch)
+    for item in items:
+        if is_message(item):
+            parsed.messages.append(item)
+        else:
+            parsed.errors.append(error(INVALID_REQUEST, "Invalid Request", _id_of(item)))
+    return parsed

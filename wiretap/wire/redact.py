@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from wiretap.wire.secrets import (
+    ANCHORS,
     ESCAPED_ASCII,
     KEY_FOLLOWED,
     PIVOTED,
@@ -78,6 +79,53 @@ def may_hold_token(text: str) -> bool:
     lower = text.lower()
     return any(anchor in lower for anchor in PLAIN_ANCHORS) or any(
         pivot in lower and any(anchor in lower for anchor in group) for pivot, group in PIVOTED.items()
+    )
+
+
+# Characters outside ASCII whose lower case holds an ASCII letter ("\u0130" -> "i\u0307", "\u212a" -> "k"): a
+# scan of raw bytes for ASCII anchors would miss what ``str.lower()`` turns into one.
+FOLDS_TO_ASCII = ("\u0130", "\u212a")
+_ANCHOR_BYTES = tuple(anchor.encode() for anchor in ANCHORS)
+_PIVOTED_BYTES = {pivot.encode(): tuple(a.encode() for a in group) for pivot, group in PIVOTED.items()}
+_PLAIN_BYTES = tuple(anchor.encode() for anchor in PLAIN_ANCHORS)
+_FOLD_BYTES = tuple(char.encode() for char in FOLDS_TO_ASCII)
+_ESCAPED_ASCII_BYTES = re.compile(ESCAPED_ASCII.pattern.encode())
+PRECHECK_PATTERN = (
+    rb"(?i)"
+    + b"|".join(re.escape(anchor) for anchor in sorted(_ANCHOR_BYTES, key=len, reverse=True))
+    + b"|"
+    + _ESCAPED_ASCII_BYTES.pattern
+    + b"".join(b"|" + re.escape(char) for char in _FOLD_BYTES)
+)
+"""One alternation of every anchor (ASCII case-insensitive), JSON's ASCII escapes and the characters above."""
+
+
+def _load_re2() -> Any:
+    try:
+        import re2  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    except ImportError:  # a platform without its wheels: the scans below say the same, more slowly
+        return None
+    return re2.compile(PRECHECK_PATTERN)
+
+
+_PRECHECK = _load_re2()
+
+
+def may_hold_token_in(data: bytes | bytearray | memoryview) -> bool:
+    """The pre-check over raw UTF-8 bytes, many messages at once: False only when ``may_hold_token`` is
+    False for every piece of ``data`` (a line, or any slice of it). A DFA (RE2) reads it once, at ~600 MB/s;
+    the fallback is the scans ``may_hold_token`` makes, on bytes."""
+    if _PRECHECK is not None:
+        return _PRECHECK.search(data) is not None
+    return _may_hold_token_scan(bytes(data))
+
+
+def _may_hold_token_scan(data: bytes) -> bool:
+    if _ESCAPED_ASCII_BYTES.search(data) is not None or any(char in data for char in _FOLD_BYTES):
+        return True
+    lower = data.lower()
+    return any(anchor in lower for anchor in _PLAIN_BYTES) or any(
+        pivot in lower and any(anchor in lower for anchor in group) for pivot, group in _PIVOTED_BYTES.items()
     )
 
 
