@@ -1,1 +1,2 @@
-"""Sans-IO pieces of the HTTP proxy: headers, A2A REST routes, agent-card and endpoint rewriting."""
+"""Sans-IO pieces of the HTTP proxy: message boundaries and heads (wire), headers, A2A REST routes,
+agent-card and endpoint rewriting."""

@@ -58,8 +58,12 @@ def encode(op: Op, key: int, t: float, payload: bytes = b"") -> bytes:
     return HEAD.pack(op, key, t, len(payload)) + payload
 
 
+# Built once: json.dumps with non-default options builds a new JSONEncoder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def encode_json(op: Op, key: int, t: float, value: Any) -> bytes:
-    return encode(op, key, t, json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode())
+    return encode(op, key, t, _ENCODER.encode(value).encode())
 
 
 class RecordDecoder:

@@ -113,6 +113,7 @@ class Recorder:
         self._deadline: float | None = None
         self._stalled = False
         self._proc: subprocess.Popen[bytes] | None = None
+        self._held: list[tuple[bytes, int, bytes | None]] | None = None
         if not self._dead:
             self._start_sink()
         # The monotonic origin lets recordings made side by side (a session) share one clock.
@@ -153,6 +154,29 @@ class Recorder:
         with self._lock:
             self._deadline = deadline
 
+    def hold(self) -> None:
+        """From now until ``flush()``, collect records to hand them over in one write (what one read of
+        the traffic produced). Call ``flush()`` before forwarding the bytes they describe."""
+        with self._lock:
+            if self._held is None:
+                self._held = []
+
+    def flush(self) -> None:
+        """Hand over what ``hold()`` collected, in one write."""
+        with self._lock:
+            held, self._held = self._held, None
+            if not held:
+                return
+            t = self.now()
+            if self._send([record for record, _, _ in held], t, batch=True):
+                return
+            gap = self._dropped(t)
+            for _, key_id, chunk in held:
+                if chunk is None:
+                    gap.events += 1
+                else:
+                    gap.add_chunk(key_id, chunk)
+
     def now(self) -> float:
         return time.monotonic() - self._start
 
@@ -170,6 +194,9 @@ class Recorder:
             return
         with self._lock:
             t = time.monotonic() - self._start
+            if self._held is not None and not self._dead:
+                self._held.append((channel.head(Op.DATA, key_id, t, len(chunk)) + chunk, key_id, chunk))
+                return
             if not self._send([channel.head(Op.DATA, key_id, t, len(chunk)), chunk], t):
                 self._dropped(t).add_chunk(key_id, chunk)
 
@@ -184,6 +211,18 @@ class Recorder:
         with self._lock:
             self._send_json(Op.EVENT, 0, self.now(), {"kind": kind.value, **fields})
 
+    def event_json(self, text: str) -> None:
+        """``event()`` for fields already in JSON: an object whose first field is ``kind``."""
+        with self._lock:
+            self._send_or_count([channel.encode(Op.EVENT, 0, self.now(), text.encode())])
+
+    def open_json(self, key: Hashable, spec: str) -> None:
+        """``open()`` for a StreamSpec already in JSON (``StreamSpec.to_dict()`` as JSON)."""
+        with self._lock:
+            key_id = self._ids[key] = self._next_id
+            self._next_id += 1
+            self._send_or_count([channel.encode(Op.OPEN, key_id, self.now(), spec.encode())])
+
     def guard_process_group(self, pgid: int) -> None:
         """If this process dies without ``close()``, the recorder kills process group ``pgid``."""
         with self._lock:
@@ -194,6 +233,7 @@ class Recorder:
 
         ``settle`` waits until the recording is complete (not what a relay that should exit now wants).
         """
+        self.flush()
         with self._lock:
             summary.setdefault("ended", "normal")
             if self._gap is not None:  # what could not be handed over since the last record
@@ -217,6 +257,9 @@ class Recorder:
         self._send_or_count([channel.encode_json(op, key, t, value)])
 
     def _send_or_count(self, parts: list[bytes]) -> None:
+        if self._held is not None and not self._dead:
+            self._held.append((b"".join(parts), 0, None))
+            return
         t = self.now()
         if not self._send(parts, t):
             self._dropped(t).events += 1
@@ -226,8 +269,9 @@ class Recorder:
             self._gap = _Gap(t)
         return self._gap
 
-    def _send(self, parts: list[bytes], t: float) -> bool:
-        """Write one record (after any gap that came before it); False if it was not handed over."""
+    def _send(self, parts: list[bytes], t: float, *, batch: bool = False) -> bool:
+        """Write one record (after any gap that came before it), or a ``batch`` of whole records;
+        False if it was not handed over."""
         if self._dead or self._fd < 0:  # (after close: a late event from a thread still winding down)
             self._lost_after_death += 1
             return True  # counted here, not as a gap: nobody is left to write one
@@ -237,6 +281,8 @@ class Recorder:
                 if not self._write(gap):
                     return False
                 self._gap = None
+            if batch:  # (writev takes at most IOV_MAX pieces)
+                return self._write(parts if len(parts) <= 64 else b"".join(parts))
             return self._write(b"".join(parts) if len(parts) > 2 else parts)
         except (BrokenPipeError, ConnectionResetError):
             self._recorder_died("the recorder process is gone")

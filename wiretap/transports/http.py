@@ -1,9 +1,12 @@
-"""The HTTP reverse proxy: streams requests and responses through, chunk by chunk, and reports to a recorder.
+"""The HTTP reverse proxy: asyncio Protocols that relay bytes, and report every exchange to a recorder.
 
-Only this module touches sockets for HTTP. Every chunk is stamped and queued for the recorder as
-it passes (the recorder's thread does all parsing) and written on at once. The only bodies held back
-are an agent card (rewritten so that clients stay on the proxy) and the first event of a GET
-event stream (a 2024-11-05 ``endpoint`` event may need the same).
+The sockets are here; what each exchange does is in ``http_exchange``. ``wiretap.http.wire``
+(sans-IO, llhttp) finds where messages start and end; bodies pass as they arrived (a chunked body is
+passed on chunked, its payload untouched). Whatever one read produces is handed to the recorder in
+one write, and only then forwarded: nothing reaches a peer before it is on its way to the recording.
+There is no task per request: each read is handled in the callback that delivered it. The only
+bodies held back are an agent card (rewritten so that clients stay on the proxy) and the first event
+of a GET event stream (a 2024-11-05 ``endpoint`` event may need the same).
 """
 
 from __future__ import annotations
@@ -11,33 +14,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import ssl
 import sys
-from collections.abc import AsyncIterator
+from collections import deque
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, cast
 
-import aiohttp
-from aiohttp import hdrs, web
-from aiohttp.web_protocol import RequestHandler
 from yarl import URL
 
-from wiretap.http.a2a_rest import rest_operation
-from wiretap.http.encoding import decoded
-from wiretap.http.guard import ConnectionWatch, Guard, Limits, Refusal, check_request, gateway_timeout
-from wiretap.http.headers import end_to_end, recorded_headers
-from wiretap.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
-from wiretap.recording.events import Direction, Event, Kind
+from wiretap.http import wire
+from wiretap.http.guard import ConnectionWatch, Guard, Limits, Refusal, check_request
+from wiretap.http.headers import HeaderRecorder
+from wiretap.recording.events import Event, Kind
 from wiretap.recording.recorder import Recorder
-from wiretap.recording.streams import StreamSpec
+from wiretap.transports.http_exchange import Exchange
 from wiretap.wire.redact import redact_query, redact_url
-from wiretap.wire.sse import SSEDecoder
 
-_FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
-_FIRST_EVENT_LIMIT = 1 << 16
 STOP_GRACE = 0.1
 """Seconds open exchanges get to finish once the proxy is told to stop."""
+_DRAIN = 0.03
+"""Of those, the last seconds go to clients still reading what was passed to them."""
+_IDLE_UPSTREAMS = 64
+"""Keep-alive upstream connections kept for reuse, at most."""
+_TARGETS = 256
+"""Request targets whose (path, query) split is remembered."""
 
 
 @dataclass(frozen=True)
@@ -51,79 +51,54 @@ class ProxyConfig:
     limits: Limits = field(default_factory=Limits)
 
 
-class _ClientBody:
-    """Reads a request body as it arrives (stamping each chunk then, not when the upstream connection is
-    ready to take it) and hands it on through a small queue, so backpressure holds."""
-
-    _END = b""
-
-    def __init__(self, exchange: _Exchange) -> None:
-        self._exchange = exchange
-        self._queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=4)
-        self._error: BaseException | None = None
-        self._task = asyncio.get_running_loop().create_task(self._read())
-
-    async def _read(self) -> None:
-        try:
-            async for chunk in self._exchange.request.content.iter_any():
-                self._exchange._request_chunk(chunk)
-                await self._queue.put(chunk)
-            self._exchange._request_done()
-        except Exception as exc:  # the client broke off: the upstream request fails the same way
-            self._error = exc
-        await self._queue.put(self._END)
-
-    async def chunks(self) -> AsyncIterator[bytes]:
-        while (chunk := await self._queue.get()) is not self._END:
-            yield chunk
-        if self._error is not None:
-            raise self._error
-
-    async def drain(self) -> None:
-        with contextlib.suppress(Exception):
-            async for _ in self.chunks():
-                pass
-
-    def stop(self) -> None:
-        """The exchange is over: a read still waiting (on the client, or on an upstream that stopped
-        taking the body) ends too."""
-        if not self._task.done():
-            self._task.cancel()
+def _tls(setting: ssl.SSLContext | bool | None) -> ssl.SSLContext:
+    if isinstance(setting, ssl.SSLContext):
+        return setting
+    context = ssl.create_default_context()
+    if setting is False:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
 
 
-class _ForwardedRequest(aiohttp.ClientRequest):
-    """Adds no Content-Length of its own to a request the client sent without a body (aiohttp would)."""
+class _Peer(asyncio.Protocol):
+    """One socket. Writes are held until the proxy flushes, after the recorder got what they carry."""
 
-    def update_body_from_data(self, body: Any, *args: Any, **kwargs: Any) -> None:
-        had_length = hdrs.CONTENT_LENGTH in self.headers
-        super().update_body_from_data(body, *args, **kwargs)
-        if body is None and not had_length:
-            self.headers.pop(hdrs.CONTENT_LENGTH, None)
+    transport: asyncio.Transport | None = None
 
+    def __init__(self, proxy: HttpProxy) -> None:
+        self.proxy = proxy
+        self._out: list[bytes] = []
+        self._dirty = False
+        self.closing = False
 
-class _TrackedServer(web.Server):
-    """aiohttp's low-level server, told about connections opening and closing."""
+    def write(self, data: bytes) -> None:
+        if not self._dirty:
+            self._dirty = True
+            self.proxy._dirty.append(self)
+        self._out.append(data)
 
-    def __init__(self, proxy: HttpProxy, **kwargs: Any) -> None:
-        # auto_decompress=False: a compressed request body reaches the upstream as the client sent it.
-        super().__init__(proxy.handle, handler_cancellation=True, auto_decompress=False, **kwargs)
-        self._proxy = proxy
+    def close(self) -> None:
+        """Close at the next flush, after what was written before."""
+        self.closing = True
+        if not self._dirty:
+            self._dirty = True
+            self.proxy._dirty.append(self)
 
-    def connection_made(self, handler: RequestHandler, transport: asyncio.Transport) -> None:
-        super().connection_made(handler, transport)
-        self._proxy.connection_opened(handler, transport)
+    def _flush(self) -> None:
+        self._dirty = False
+        out, self._out = self._out, []
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        if out:
+            transport.write(out[0] if len(out) == 1 else b"".join(out))
+        if self.closing:
+            transport.close()
 
-    def connection_lost(self, handler: RequestHandler, exc: BaseException | None = None) -> None:
-        super().connection_lost(handler, exc)
-        self._proxy.connection_closed(handler, exc)
-
-
-def _text_pairs(raw: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, str]]:
-    return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw]
-
-
-def _event_stream(content_type: str) -> bool:
-    return content_type.split(";")[0].strip().lower() == "text/event-stream"
+    @property
+    def gone(self) -> bool:
+        return self.closing or self.transport is None or self.transport.is_closing()
 
 
 class HttpProxy:
@@ -133,13 +108,24 @@ class HttpProxy:
         self.proxy_url = ""
         self._stderr = stderr or sys.stderr
         upstream = URL(config.upstream)
-        self._origin = upstream.origin()
-        self._host_header = (upstream.raw_host or "") + ("" if upstream.is_default_port() else f":{upstream.port}")
+        self._connect_to = (upstream.raw_host or "", upstream.port or 80)
+        self._tls = _tls(config.ssl_context) if upstream.scheme == "https" else None
+        host_header = (upstream.raw_host or "") + ("" if upstream.is_default_port() else f":{upstream.port}")
+        if ":" in (upstream.raw_host or ""):
+            host_header = f"[{upstream.raw_host}]" + ("" if upstream.is_default_port() else f":{upstream.port}")
+        self._host_header = host_header.encode("latin-1")
         self._exchanges = itertools.count(1)
         self._connection_ids = itertools.count(1)
-        self._connections: dict[RequestHandler, int] = {}
-        self._session: aiohttp.ClientSession | None = None
-        self._runner: web.ServerRunner | None = None
+        self._clients: set[ClientConnection] = set()
+        self._idle: list[UpstreamConnection] = []
+        self._dirty: list[_Peer] = []
+        self._flush_due = False
+        self.active = 0
+        """Exchanges under way."""
+        self._targets: dict[str, tuple[str, str, str, str | None]] = {}
+        self._checked: dict[tuple[str, str | None, str | None], Refusal | None] = {}
+        self.recorded_headers = HeaderRecorder(redact=recorder.redact)
+        self._server: asyncio.Server | None = None
         self._guard = Guard("127.0.0.1", 0)
         self._watch = ConnectionWatch(config.limits)
         self._sweeper: asyncio.Task[None] | None = None
@@ -148,28 +134,14 @@ class HttpProxy:
 
     async def start(self, host: str, port: int) -> str:
         """Listen, and return the URL clients should use."""
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(
-                limit=0, ssl=True if self.config.ssl_context is None else self.config.ssl_context
-            ),
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.config.limits.upstream_connect),
-            auto_decompress=False,
-            skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
-            cookie_jar=aiohttp.DummyCookieJar(),
-            request_class=_ForwardedRequest,
-        )
-        self._runner = web.ServerRunner(
-            _TrackedServer(self), handle_signals=False, access_log=None, shutdown_timeout=STOP_GRACE
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, reuse_address=True)
-        await site.start()
-        bound_host, bound_port = self._runner.addresses[0][:2]
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: ClientConnection(self), host, port, reuse_address=True)
+        bound_host, bound_port = self._server.sockets[0].getsockname()[:2]
         shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
         lower = frozenset(h.lower() for h in self.config.allow_hosts)
         origins = frozenset(o.lower().rstrip("/") for o in self.config.allow_origins)
         self._guard = Guard(bound_host, bound_port, lower, origins, self.config.limits)
-        self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+        self._sweeper = loop.create_task(self._sweep())
         upstream = URL(self.config.upstream)
         self.proxy_url = f"http://{shown_host}:{bound_port}{upstream.raw_path_qs if upstream.raw_path != '/' else ''}"
         return self.proxy_url
@@ -179,327 +151,335 @@ class HttpProxy:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(min(1.0, self.config.limits.client_head / 4))
-            for handler in self._watch.expired(loop.time()):
-                assert isinstance(handler, RequestHandler)
-                handler.force_close()
+            for client in self._watch.expired(loop.time()):
+                assert isinstance(client, ClientConnection)
+                client.close()
+            self.flush()
 
     async def stop(self) -> None:
         if self._sweeper is not None:
             self._sweeper.cancel()
-        if self._runner is not None:
-            await self._runner.cleanup()
-        if self._session is not None:
-            await self._session.close()
+        if self._server is not None:
+            self._server.close()
+        loop = asyncio.get_running_loop()
+        until = loop.time() + STOP_GRACE
+        while any(client.exchange is not None for client in self._clients) and loop.time() < until - _DRAIN:
+            await asyncio.sleep(0.01)
+        # Closed, not aborted: what was recorded as passed is still delivered to a client that reads.
+        for client in list(self._clients):
+            client.close()
+        self.flush_now()
+        while self._clients and loop.time() < until:
+            await asyncio.sleep(0.005)
+        # A client still not reading is left to the kernel (an abort would make it drop what it has
+        # received but not yet read); its exchange and connection are recorded as ended.
+        for client in list(self._clients):
+            client.connection_lost(None)
+        for upstream in self._idle:
+            if upstream.transport is not None:
+                upstream.transport.abort()
+        self._idle.clear()
+        for _ in range(3):  # the connections' connection_lost callbacks record how they ended
+            await asyncio.sleep(0)
+        self.flush_now()
 
-    def connection_opened(self, handler: RequestHandler, transport: asyncio.Transport) -> None:
-        conn = self._connections[handler] = next(self._connection_ids)
-        self._watch.opened(handler, asyncio.get_running_loop().time())
-        peer = transport.get_extra_info("peername")
-        self.recorder.event(Kind.CONNECTION, conn=conn, state="open", peer=f"{peer[0]}:{peer[1]}" if peer else None)
+    def flush(self) -> None:
+        """Hand the recorder what was collected, then forward what it describes. With several exchanges
+        under way, once this turn of the loop's callbacks are done: one write to the recorder then serves
+        many reads. With one, at once: nothing else could join the write, and its latency is the point."""
+        if self.active <= 1 and not self._flush_due:
+            self.flush_now()
+        elif not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self.flush_now)
 
-    def connection_closed(self, handler: RequestHandler, exc: BaseException | None) -> None:
-        conn = self._connections.pop(handler, None)
-        self._watch.closed(handler)
-        if conn is not None:
-            fields: Event = {"conn": conn, "state": "closed"}
-            if exc is not None:
-                fields["error"] = str(exc) or type(exc).__name__
-            self.recorder.event(Kind.CONNECTION, **fields)
-
-    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
-        exchange = _Exchange(self, request, next(self._exchanges))
-        hosts = request.headers.getall("Host", [])
-        host = hosts[0] if len(hosts) == 1 else None
-        refusal = check_request(self._guard, request.method, request.raw_path, host, request.headers.get("Origin"))
-        if refusal is not None:
-            return exchange.refuse(refusal)
-        self._watch.request_started(request.protocol)
-        try:
-            return await exchange.run()
-        finally:
-            self._watch.request_done(request.protocol, asyncio.get_running_loop().time())
+    def flush_now(self) -> None:
+        self._flush_due = False
+        self.recorder.flush()
+        dirty, self._dirty = self._dirty, []
+        for peer in dirty:
+            peer._flush()
 
     def warn(self, text: str) -> None:
         print(f"wiretap: {text}", file=self._stderr, flush=True)
 
-
-class _Exchange:
-    """One request and its response."""
-
-    def __init__(self, proxy: HttpProxy, request: web.BaseRequest, ex: int) -> None:
-        self.proxy = proxy
-        self.recorder = proxy.recorder
-        self.request = request
-        self.ex = ex
-        self.conn = proxy._connections.get(request.protocol)
-        self.rest = rest_operation(request.method, request.rel_url.path)
-        self.outcome = "complete"
-        self.bytes_in = 0
-        self.bytes_out = 0
-        self._request_recorded = False
-        self.response: web.StreamResponse | None = None
-        self._body: _ClientBody | None = None
-
-    def _base(self, direction: Direction) -> Event:
-        base: Event = {"dir": direction.value, "ex": self.ex}
-        if self.rest is not None:
-            operation, task_id = self.rest
-            base["rest"] = {
-                "operation": operation,
-                "method": self.request.method,
-                "path": self.request.rel_url.path,
-            }
-            if task_id is not None:
-                base["rest"]["taskId"] = task_id
-        return base
-
-    async def run(self) -> web.StreamResponse:
-        request, redact = self.request, self.recorder.redact
-        self.recorder.event(
-            Kind.HTTP_REQUEST,
-            ex=self.ex,
-            conn=self.conn,
-            method=request.method,
-            path=redact_url(request.rel_url.path) if redact else request.rel_url.path,
-            query=(redact_query(query) if redact else query) if (query := request.rel_url.raw_query_string) else None,
-            version=f"{request.version.major}.{request.version.minor}",
-            headers=recorded_headers(_text_pairs(request.raw_headers), redact=redact),
-        )
-        encoding = request.headers.get("Content-Encoding")
-        self.recorder.open((self.ex, Direction.C2S), StreamSpec("body", self._base(Direction.C2S), encoding))
-        try:
-            return await self._forward()
-        except asyncio.CancelledError:
-            self.outcome = "client_disconnected"
-            raise
-        except ConnectionResetError:  # the client left while we wrote to it
-            self.outcome = "client_disconnected"
-            return self.response or web.Response(status=499)
-        finally:
-            if self._body is not None:
-                self._body.stop()
-            self._request_done()
-            self.recorder.event(
-                Kind.HTTP_END,
-                ex=self.ex,
-                outcome=self.outcome,
-                bytes_in=self.bytes_in,
-                bytes_out=self.bytes_out,
-            )
-
-    def _request_chunk(self, chunk: bytes) -> None:
-        # Stamped as it arrives, before it is passed on: no part of the answer can be recorded before it.
-        self.bytes_in += len(chunk)
-        self.recorder.data((self.ex, Direction.C2S), chunk)
-        if self.request.content_length is not None and self.bytes_in >= self.request.content_length:
-            self._request_done()
-
-    def _request_done(self) -> None:
-        if not self._request_recorded:
-            self._request_recorded = True
-            self.recorder.closed((self.ex, Direction.C2S))
-
-    async def _forward(self) -> web.StreamResponse:
-        request, proxy = self.request, self.proxy
-        assert proxy._session is not None
-        headers = end_to_end(_text_pairs(request.raw_headers), request.headers.get("Connection"))
-        headers["Host"] = proxy._host_header
-        url = URL(f"{proxy._origin}{request.raw_path}", encoded=True)  # the target byte for byte: no ../ collapsing
-        body: _ClientBody | None = None
-        data: Any = None
-        if not request.body_exists:
-            self._request_done()
-        elif request.content_length is not None and request.content.is_eof():
-            # The whole body came with the headers (a typical JSON-RPC POST): pass it on as bytes, which
-            # aiohttp writes with the headers, instead of through a reader task, a queue and a generator.
-            data = request.content.read_nowait()
-            self._request_chunk(data)
-            self._request_done()
-        else:
-            body = self._body = _ClientBody(self)
-            data = body.chunks()
-        try:
-            upstream = await asyncio.wait_for(
-                proxy._session.request(
-                    request.method,
-                    url,
-                    headers=headers,
-                    data=data,
-                    allow_redirects=False,
-                    compress=False,
-                ),
-                proxy.config.limits.upstream_head,
-            )
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            if body is not None:
-                await body.drain()  # never sent upstream, but the client did send it: record it
-            if isinstance(exc, TimeoutError):
-                return self._gateway_timeout(exc)
-            return await self._bad_gateway(exc)
-        async with upstream:
-            return await self._respond(upstream)
-
-    async def _bad_gateway(self, exc: BaseException) -> web.StreamResponse:
-        reason = str(exc) or type(exc).__name__
-        text = f"wiretap: cannot reach upstream {self.proxy.config.upstream}: {reason}"
-        self.outcome = "upstream_error"
-        self.proxy.warn(redact_url(f"{self.request.method} {self.request.rel_url}: cannot reach upstream: {reason}"))
-        self.recorder.event(Kind.ERROR, ex=self.ex, error="upstream_unreachable", message=reason)
-        self.recorder.event(
-            Kind.HTTP_RESPONSE, ex=self.ex, status=502, reason="Bad Gateway", generated=True, headers={}
-        )
-        return web.Response(status=502, text=text + "\n")
-
-    def _gateway_timeout(self, exc: TimeoutError) -> web.StreamResponse:
-        limits = self.proxy.config.limits
-        if isinstance(exc, aiohttp.ConnectionTimeoutError):
-            text = gateway_timeout("accepted no connection", limits.upstream_connect)
-        else:
-            text = gateway_timeout("sent no response head", limits.upstream_head)
-        self.outcome = "upstream_timeout"
-        self.proxy.warn(redact_url(f"{self.request.method} {self.request.rel_url}: {text.removeprefix('wiretap: ')}"))
-        self.recorder.event(Kind.ERROR, ex=self.ex, error="upstream_timeout", message=text.strip())
-        self.recorder.event(
-            Kind.HTTP_RESPONSE, ex=self.ex, status=504, reason="Gateway Timeout", generated=True, headers={}
-        )
-        return web.Response(status=504, text=text)
-
-    def refuse(self, refusal: Refusal) -> web.StreamResponse:
-        """Answered by the proxy, never forwarded; recorded as refused."""
-        request, redact = self.request, self.recorder.redact
-        path = request.raw_path
-        self.recorder.event(
-            Kind.HTTP_REQUEST,
-            ex=self.ex,
-            conn=self.conn,
-            method=request.method,
-            path=redact_url(path) if redact else path,
-            version=f"{request.version.major}.{request.version.minor}",
-            headers=recorded_headers(_text_pairs(request.raw_headers), redact=redact),
-        )
-        self.recorder.event(Kind.ERROR, ex=self.ex, error="refused", message=refusal.why)
-        self.recorder.event(
-            Kind.HTTP_RESPONSE, ex=self.ex, status=refusal.status, reason=refusal.reason, generated=True, headers={}
-        )
-        self.recorder.event(Kind.HTTP_END, ex=self.ex, outcome="refused", bytes_in=0, bytes_out=0)
-        self.proxy.warn(redact_url(f"refused {request.method} {path[:200]}: {refusal.why}"))
-        return web.Response(
-            status=refusal.status, reason=refusal.reason, text=refusal.body, headers={"Connection": "close"}
-        )
-
-    async def _respond(self, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
-        request, redact = self.request, self.recorder.redact
-        headers = end_to_end(_text_pairs(upstream.raw_headers), upstream.headers.get("Connection"))
-        content_type = upstream.headers.get("Content-Type", "")
-        self.recorder.event(
-            Kind.HTTP_RESPONSE,
-            ex=self.ex,
-            status=upstream.status,
-            reason=upstream.reason,
-            headers=recorded_headers(_text_pairs(upstream.raw_headers), redact=redact),
-        )
-        sse = _event_stream(content_type)
-        encoding = upstream.headers.get("Content-Encoding")
-        card = request.rel_url.path in CARD_PATHS and upstream.status == 200 and "json" in content_type
-        if not card:  # a card's recording opens once it is known how the card goes out
-            base = self._base(Direction.S2C)
-            self.recorder.open((self.ex, Direction.S2C), StreamSpec("sse" if sse else "body", base, encoding))
-        response = self.response = web.StreamResponse(status=upstream.status, reason=upstream.reason, headers=headers)
-        try:
-            if card:
-                await self._send_card(response, upstream, encoding)
+    def split_target(self, target: str) -> tuple[str, str, str, str | None]:
+        """``(path, raw query, path as recorded, query as recorded)``: the path decoded, as the recording has
+        always shown it, and both redacted when the recording is."""
+        known = self._targets.get(target)
+        if known is None:
+            path, _, fragment = target.partition("#")
+            path, _, query = path.partition("?")
+            url = URL.build(path=path, query_string=query, fragment=fragment, encoded=True)
+            path, query = url.path, url.raw_query_string
+            if self.recorder.redact:
+                known = (path, query, redact_url(path), redact_query(query) if query else None)
             else:
-                await self._stream(response, upstream, hold_first_event=sse and request.method == "GET")
-        except (
-            aiohttp.ClientPayloadError,
-            aiohttp.ServerDisconnectedError,
-            aiohttp.ClientConnectionError,
-        ) as exc:
-            self._upstream_broke(exc)
-        finally:
-            self.recorder.closed((self.ex, Direction.S2C))
-        return response
+                known = (path, query, path, query or None)
+            if len(self._targets) >= _TARGETS:
+                self._targets.clear()
+            self._targets[target] = known
+        return known
 
-    def _upstream_broke(self, exc: BaseException) -> None:
-        self.outcome = "upstream_closed"
-        self.recorder.event(Kind.ERROR, ex=self.ex, error="upstream_closed", message=str(exc) or type(exc).__name__)
-        # The client must see a broken response too: close its connection instead of ending cleanly.
-        if self.request.transport is not None:
-            self.request.transport.close()
+    def check(self, method: str, target: str, host: str | None, origin: str | None) -> Refusal | None:
+        """``check_request``, remembered for the few (method, Host, Origin) a proxy sees over and over."""
+        if not target.startswith("/"):
+            return check_request(self._guard, method, target, host, origin)
+        key = (method, host, origin)
+        if key not in self._checked:
+            if len(self._checked) >= _TARGETS:
+                self._checked.clear()
+            self._checked[key] = check_request(self._guard, method, target, host, origin)
+        return self._checked[key]
 
-    async def _write(self, response: web.StreamResponse, chunk: bytes) -> None:
-        self.bytes_out += len(chunk)
-        self.recorder.data((self.ex, Direction.S2C), chunk)
-        await response.write(chunk)
+    def idle_upstream(self) -> UpstreamConnection | None:
+        while self._idle:
+            upstream = self._idle.pop()
+            if not upstream.gone:
+                return upstream
+        return None
 
-    async def _stream(
-        self, response: web.StreamResponse, upstream: aiohttp.ClientResponse, *, hold_first_event: bool
-    ) -> None:
-        await response.prepare(self.request)
-        chunks = upstream.content.iter_any()
-        if hold_first_event:
-            first = await self._first_event(chunks)
-            if first:
-                await self._write(response, first)
-        async for chunk in chunks:
-            await self._write(response, chunk)
-        await response.write_eof()
-
-    async def _first_event(self, chunks: AsyncIterator[bytes]) -> bytes:
-        held = b""
-        async for chunk in chunks:
-            held += chunk
-            if any(end in held for end in _FIRST_EVENT_END) or len(held) > _FIRST_EVENT_LIMIT:
-                break
-        return self._rewrite_endpoint(held)
-
-    def _rewrite_endpoint(self, held: bytes) -> bytes:
-        decoder = SSEDecoder()
-        events = decoder.feed(held)
-        if not events or events[0].event != "endpoint" or events[0].data is None:
-            return held
-        old = events[0].data.decode("utf-8", errors="replace")
-        new = rewrite_endpoint(old, self.proxy.config.upstream, self.proxy.proxy_url)
-        if new is None:
-            if "://" in old:
-                self._record_rewrite("sse_endpoint", [], [{"field": "endpoint", "url": old}])
-            return held
-        self._record_rewrite("sse_endpoint", [{"field": "endpoint", "from": old, "to": new}], [])
-        return held.replace(old.encode(), new.encode(), 1)
-
-    async def _send_card(
-        self, response: web.StreamResponse, upstream: aiohttp.ClientResponse, encoding: str | None
-    ) -> None:
-        body = await upstream.read()
-        plain = decoded(body, encoding)
-        try:
-            card = json.loads(plain) if plain is not None else None
-        except ValueError:
-            card = None
-        if isinstance(card, dict):
-            log = rewrite_card(card, self.proxy.config.upstream, self.proxy.proxy_url)
-            if log.changed:
-                body, encoding = json.dumps(card, ensure_ascii=False).encode(), None
-                response.headers.popall("Content-Encoding", None)
-            self._record_rewrite("agent_card", log.changed, log.left_alone)
+    def give_back(self, upstream: UpstreamConnection) -> None:
+        if len(self._idle) < _IDLE_UPSTREAMS and not upstream.gone:
+            assert upstream.transport is not None
+            upstream.reused, upstream.heard = True, False
+            upstream.transport.resume_reading()  # (paused for a client that was slow to read)
+            self._idle.append(upstream)
         else:
-            self.proxy.warn(
-                f"{self.request.rel_url.path}: cannot read the agent card; passed on unrewritten, "
-                "so clients may bypass the proxy"
-            )
-        base = self._base(Direction.S2C)
-        self.recorder.open((self.ex, Direction.S2C), StreamSpec("body", base, encoding))
-        response.content_length = len(body)
-        await response.prepare(self.request)
-        await self._write(response, body)
-        await response.write_eof()
+            upstream.close()
 
-    def _record_rewrite(self, what: str, changed: list[dict[str, str]], left_alone: list[dict[str, str]]) -> None:
-        shown_changed, shown_left = (
-            [{k: redact_url(v) for k, v in i.items()} for i in x] for x in (changed, left_alone)
+    async def connect(self) -> UpstreamConnection:
+        host, port = self._connect_to
+        _, upstream = await asyncio.get_running_loop().create_connection(
+            lambda: UpstreamConnection(self), host, port, ssl=self._tls, server_hostname=host if self._tls else None
         )
-        if self.recorder.redact:
-            changed, left_alone = shown_changed, shown_left
-        self.recorder.event(Kind.REWRITE, ex=self.ex, what=what, changed=changed, left_alone=left_alone)
-        for item in shown_left:
-            self.proxy.warn(f"{what}: {item['field']} points at another host ({item['url']}); left alone, not proxied")
+        return upstream
+
+
+class ClientConnection(_Peer):
+    """One client connection: requests in, in order, one exchange at a time."""
+
+    def __init__(self, proxy: HttpProxy) -> None:
+        super().__init__(proxy)
+        self.conn = next(proxy._connection_ids)
+        self.parser = wire.RequestParser()
+        self.events: deque[wire.Event] = deque()
+        self.exchange: Exchange | None = None
+        self.ending = False
+        """No more requests are read: close once the current exchange is done."""
+        self.eof = False
+        self._paused: set[str] = set()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast("asyncio.Transport", transport)  # (uvloop's are not asyncio.Transport subclasses)
+        proxy = self.proxy
+        proxy._clients.add(self)
+        proxy._watch.opened(self, asyncio.get_running_loop().time())
+        peer = transport.get_extra_info("peername")
+        proxy.recorder.event(
+            Kind.CONNECTION, conn=self.conn, state="open", peer=f"{peer[0]}:{peer[1]}" if peer else None
+        )
+
+    def data_received(self, data: bytes) -> None:
+        if self.gone:  # (closing: nothing more is read)
+            return
+        self.proxy.recorder.hold()
+        try:
+            self.events.extend(self.parser.feed(data))
+            self.pump()
+        finally:
+            self.proxy.flush()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        exchange = self.exchange
+        if exchange is not None and not exchange.request_complete:
+            return False  # the request can never be complete: the client is gone (connection_lost follows)
+        # The requests already read are still answered (a client may shut down its sending side).
+        return exchange is not None or bool(self.events)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        proxy = self.proxy
+        if self not in proxy._clients:  # (recorded as ended when the proxy stopped)
+            return
+        proxy.recorder.hold()
+        try:
+            self.events.clear()
+            if self.exchange is not None:
+                self.exchange.client_gone()
+            proxy._clients.discard(self)
+            proxy._watch.closed(self)
+            fields: Event = {"conn": self.conn, "state": "closed"}
+            if exc is not None:
+                fields["error"] = str(exc) or type(exc).__name__
+            proxy.recorder.event(Kind.CONNECTION, **fields)
+            self.transport = None
+        finally:
+            proxy.flush()
+
+    def pause_writing(self) -> None:
+        if self.exchange is not None:
+            self.exchange.client_full(True)
+
+    def resume_writing(self) -> None:
+        if self.exchange is not None:
+            self.exchange.client_full(False)
+
+    def hold(self, why: str) -> None:
+        if not self._paused and self.transport is not None:
+            self.transport.pause_reading()
+        self._paused.add(why)
+
+    def release(self, why: str) -> None:
+        if why in self._paused:
+            self._paused.discard(why)
+            if not self._paused and self.transport is not None and not self.transport.is_closing():
+                self.transport.resume_reading()
+
+    def pump(self) -> None:
+        """Act on what the parser found, up to the next request while an exchange is under way."""
+        events = self.events
+        while events and not self.gone:
+            kind, value = events[0]
+            exchange = self.exchange
+            if kind == wire.HEAD:
+                if exchange is not None or self.ending:
+                    break
+                events.popleft()
+                assert isinstance(value, wire.Head)
+                self.proxy._watch.request_started(self)
+                self.exchange = Exchange(self.proxy, self, value)
+                self.exchange.start()
+            elif kind == wire.BODY:
+                events.popleft()
+                if exchange is not None:
+                    assert isinstance(value, bytes)
+                    exchange.request_body(value)
+            elif kind == wire.END:
+                events.popleft()
+                if exchange is not None:
+                    exchange.request_end()
+            elif kind == wire.CLOSE:
+                events.clear()
+                self.ending = True
+                if exchange is None:
+                    self.close()
+            else:
+                assert isinstance(value, wire.BadMessage)
+                if exchange is not None and exchange.request_complete:
+                    break  # a broken next request: answered once this exchange is done
+                events.clear()
+                self._bad_request(value, exchange)
+        if events and not self.gone:
+            self.hold("backlog")
+        else:
+            self.release("backlog")
+            if self.eof and self.exchange is None:
+                self.close()
+
+    def _bad_request(self, bad: wire.BadMessage, exchange: Exchange | None) -> None:
+        """A request that cannot be read on: answered (if nothing was answered yet) and the connection closed."""
+        self.ending = True
+        proxy = self.proxy
+        if exchange is not None:
+            exchange.request_broke(bad.why)
+        else:
+            proxy.recorder.event(Kind.ERROR, conn=self.conn, error="bad_request", message=bad.why)
+            text = f"wiretap: {bad.reason.lower()}: {bad.why}\n"
+            self.write(wire.generated(bad.status, bad.reason, text, close=True))
+        proxy.warn(f"bad request on connection {self.conn}: {bad.why}")
+        self.close()
+
+    def exchange_done(self, exchange: Exchange, *, close: bool) -> None:
+        if self.exchange is not exchange:
+            return
+        self.exchange = None
+        if close or self.ending or self.gone:
+            self.ending = True
+            self.events.clear()
+            self.close()
+            return
+        self.proxy._watch.request_done(self, asyncio.get_running_loop().time())
+        self.pump()
+
+
+class UpstreamConnection(_Peer):
+    """One connection to the upstream: one exchange at a time, kept alive for the next."""
+
+    def __init__(self, proxy: HttpProxy) -> None:
+        super().__init__(proxy)
+        self.parser = wire.ResponseParser()
+        self.exchange: Exchange | None = None
+        self._informational = False
+        self.reused = False
+        self.heard = False
+        """Whether the upstream said anything about the current request."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast("asyncio.Transport", transport)  # (uvloop's are not asyncio.Transport subclasses)
+
+    def data_received(self, data: bytes) -> None:
+        exchange = self.exchange
+        if exchange is None:  # an idle connection has nothing to say: it is not to be trusted again
+            self.close()
+            self.proxy.flush()
+            return
+        self.heard = True
+        self.proxy.recorder.hold()
+        try:
+            self._dispatch(exchange, self.parser.feed(data))
+        finally:
+            self.proxy.flush()
+
+    def eof_received(self) -> bool:
+        exchange = self.exchange
+        if exchange is not None:
+            self.proxy.recorder.hold()
+            try:
+                self._dispatch(exchange, self.parser.feed_eof())
+            finally:
+                self.proxy.flush()
+        return False
+
+    def _dispatch(self, exchange: Exchange, events: list[wire.Event]) -> None:
+        for kind, value in events:
+            if self.exchange is not exchange:  # bytes after the response: not a peer to keep
+                self.close()
+                return
+            if kind == wire.BODY:
+                assert isinstance(value, bytes)
+                exchange.response_body(value)
+            elif kind == wire.HEAD:
+                assert isinstance(value, wire.Head)
+                self._informational = 100 <= value.status < 200
+                exchange.response_head(value)
+            elif kind == wire.END:
+                if self._informational:  # (the end of a 100 Continue: the response is still to come)
+                    self._informational = False
+                else:
+                    exchange.response_end(self)
+            else:
+                why = value.why if isinstance(value, wire.BadMessage) else "an upgrade"
+                exchange.upstream_failed(why)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self.transport = None
+        with contextlib.suppress(ValueError):
+            self.proxy._idle.remove(self)
+        exchange = self.exchange
+        if exchange is not None:
+            self.proxy.recorder.hold()
+            try:
+                why = str(exc) if exc is not None else "Server disconnected"
+                # A kept-alive connection the upstream closed as it was reused: the request goes again, once.
+                exchange.upstream_failed(why, retry=self.reused and not self.heard)
+            finally:
+                self.proxy.flush()
+
+    def pause_writing(self) -> None:
+        if self.exchange is not None:
+            self.exchange.client.hold("upstream")
+
+    def resume_writing(self) -> None:
+        if self.exchange is not None:
+            self.exchange.client.release("upstream")
