@@ -42,14 +42,17 @@ def recorded_headers(headers: Iterable[tuple[str, str]], *, redact: bool) -> dic
     out: dict[str, Any] = {}
     for name, value in headers:
         lower = name.lower()
-        if redact:
-            value = redact_header(lower, value)
-        if lower in out:
-            previous = out[lower]
-            out[lower] = [*previous, value] if isinstance(previous, list) else [previous, value]
-        else:
-            out[lower] = value
+        _add(out, lower, redact_header(lower, value) if redact else value)
     return out
+
+
+def _add(out: dict[str, Any], lower: str, value: str) -> None:
+    """A header into ``out``; a repeated one becomes a list."""
+    if lower in out:
+        previous = out[lower]
+        out[lower] = [*previous, value] if isinstance(previous, list) else [previous, value]
+    else:
+        out[lower] = value
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
@@ -87,9 +90,5 @@ class HeaderRecorder:
         out: dict[str, Any] = {}
         for pair in headers:
             lower, value, _ = self._shown(pair)
-            if lower in out:
-                previous = out[lower]
-                out[lower] = [*previous, value] if isinstance(previous, list) else [previous, value]
-            else:
-                out[lower] = value
+            _add(out, lower, value)
         return out
