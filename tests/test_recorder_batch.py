@@ -171,14 +171,6 @@ def test_a_deep_value_is_judged_by_the_stdlib_as_before(depth: int) -> None:
     assert is_verbatim_json(frame) == _strict(frame)
 
 
-def test_is_verbatim_json_without_msgspec_says_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    from wiretap.wire import messages
-
-    monkeypatch.setattr(messages, "_FAST_DECODE", None)
-    for frame in LINES:
-        assert is_verbatim_json(frame) == _strict(frame), frame[:40]
-
-
 @settings(max_examples=1500)
 @given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=8).map(b"".join), min_size=1, max_size=5))
 def test_one_pass_over_many_frames_says_what_each_frame_alone_says(frames: list[bytes]) -> None:

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from wiretap.wire.framing import Frame
 from wiretap.wire.redact import may_need_redaction, redact_json, redact_text
 
@@ -55,8 +57,6 @@ def is_verbatim_json(frame: Frame) -> bool:
     stdlib's recursion limit, which msgspec reads up to 1,000 levels, goes to the stdlib as well."""
     if not frame or frame[-1] == 13:  # "\r": record_frame keeps the line end apart
         return False
-    if _FAST_DECODE is None:
-        return _stdlib_verbatim(frame)
     try:
         value = _FAST_DECODE(frame)
     except Exception:  # whatever msgspec refuses, and however: the stdlib decides
@@ -72,7 +72,7 @@ def are_verbatim_json(frames: list[Frame]) -> bool:
     and ``]``, blanks, ``[`` is valid JSON only between two top-level values: so N values, each a
     1-item array, means that each frame is one JSON value. Frames of 1,600 bytes and more (which could
     nest 800 deep) and frames ending in ``\\r`` are left to ``is_verbatim_json``."""
-    if _FAST_LINES is None or max(map(len, frames)) >= 2 * _DEEP:
+    if max(map(len, frames)) >= 2 * _DEEP:
         return False
     joined = b"[" + b"]\n[".join(frames) + b"]"
     if b"\r]" in joined:
@@ -83,15 +83,8 @@ def are_verbatim_json(frames: list[Frame]) -> bool:
         return False
 
 
-def _load_msgspec() -> tuple[Any, Any]:
-    try:
-        import msgspec
-    except ImportError:  # a platform without its wheels: the stdlib alone, slower
-        return None, None
-    return msgspec.json.Decoder().decode, msgspec.json.Decoder(tuple[Any]).decode_lines
-
-
-_FAST_DECODE, _FAST_LINES = _load_msgspec()
+_FAST_DECODE = msgspec.json.Decoder().decode
+_FAST_LINES = msgspec.json.Decoder(tuple[Any]).decode_lines
 _DEEP = 800
 """Nesting at which a value is handed to the stdlib to judge (its own limit is ~1000 less the stack)."""
 
