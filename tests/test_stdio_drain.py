@@ -8,7 +8,8 @@ import threading
 import time
 from pathlib import Path
 
-from wiretap.transports.stdio import Pump, StdioTap
+from wiretap.transports.pumps import Pump
+from wiretap.transports.stdio import StdioTap
 
 
 class Seen:

@@ -102,7 +102,7 @@ def test_a_64_mib_line_passes_whole_and_is_recorded_as_one_message(tmp_path: Pat
 
 
 def test_lines_around_the_relays_read_size_pass_and_are_recorded_each_as_itself(tmp_path: Path) -> None:
-    from wiretap.transports.stdio import CHUNK
+    from wiretap.transports.pumps import CHUNK
 
     sizes = [CHUNK - 1, CHUNK, CHUNK + 1, 1, 3 * CHUNK + 5, 100_000, 7, 2 * CHUNK]
     lines = [

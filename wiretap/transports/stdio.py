@@ -1,8 +1,9 @@
 """The stdio tap: relays a client's pipes to a server process byte for byte, and reports to a recorder.
 
-One thread per stream does blocking ``read`` → ``recorder.data`` (a clock read and a queue put) →
-``write``: all framing, parsing and disk work happens on the recorder's thread, and nothing ever
-waits for a line to be complete.
+One thread relays the conversation both ways (``PumpLoop``), another the server's stderr: each
+chunk is ``read`` → ``recorder.data`` (a clock read and one write to the recorder's pipe) →
+``write``. Framing, parsing and disk work happen in the recorder process, and nothing ever waits
+for a line to be complete.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from wiretap.recording.events import Direction, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.streams import StreamSpec
 from wiretap.transports.process import shell_status, signal_name, spawn
+from wiretap.transports.pumps import LoopedPump, Pump, PumpLoop
 
 STDERR = "stderr"
-CHUNK = 1 << 16
 FORWARDED_SIGNALS = (
     signal.SIGINT,
     signal.SIGTERM,
@@ -54,12 +55,6 @@ class SpawnFailed(Exception):
         self.status = 127 if isinstance(error, FileNotFoundError) else 126
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def open_stdio_streams(recorder: Recorder) -> None:
     """Newline-delimited messages both ways, and the server's stderr as lines."""
     for direction in Direction:
@@ -73,41 +68,6 @@ def _readable(fd: int) -> bool:
         return bool(select.select([fd], [], [], 0)[0])
     except (OSError, ValueError):
         return False
-
-
-class Pump:
-    """Copies ``src`` to ``dst`` until end of file, telling the recorder about every chunk."""
-
-    def __init__(self, src: int, dst: int | None, stream: str, recorder: Recorder) -> None:
-        self.src, self.dst, self.stream, self.recorder = src, dst, stream, recorder
-        self.waiting_since: float | None = None
-        """When the pump started waiting for bytes that have not come (None: it is busy)."""
-
-    def run(self, on_dst_lost: Callable[[], None]) -> None:
-        read, data_seen, clock, src = os.read, self.recorder.data, time.monotonic, self.src
-        while True:
-            self.waiting_since = clock()
-            try:
-                data = read(src, CHUNK)
-            except OSError:
-                data = b""
-            self.waiting_since = None
-            if not data:
-                break
-            # Handed to the recorder before it is written on: the peer's answer to these bytes can
-            # never be recorded before them, and if wiretap dies now the recorder still has them.
-            data_seen(self.stream, data)
-            if self.dst is not None:
-                try:
-                    _write_all(self.dst, data)
-                except OSError:
-                    self.dst = None
-                    on_dst_lost()
-        self.recorder.closed(self.stream)
-
-    def idle_for(self) -> float:
-        since = self.waiting_since
-        return 0.0 if since is None else time.monotonic() - since
 
 
 class StdioTap:
@@ -156,41 +116,29 @@ class StdioTap:
         no end of file: a grandchild holds the pipe open) for DRAIN_AFTER_EXIT after the exit is left."""
         exited = time.monotonic()
         for thread, pump in threads:
-            while thread.is_alive():
+            while thread.is_alive() and not pump.done:
                 quiet = pump.idle_for() > 0 and not _readable(pump.src)
                 if quiet and time.monotonic() - exited >= DRAIN_AFTER_EXIT:
                     break
                 thread.join(0.005)
 
     def _start_pumps(self, proc: subprocess.Popen[bytes]) -> list[tuple[threading.Thread, Pump]]:
+        """The conversation both ways on one thread, the server's stderr on another: client, server,
+        then stderr."""
         assert proc.stdin and proc.stdout and proc.stderr
-        server_in, server_out, server_err = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
-        specs = [
-            (self.fds.stdin, server_in, Direction.C2S, lambda: self._lost(Direction.C2S), self._stdin_closed),
-            (
-                server_out,
-                self.fds.stdout,
-                Direction.S2C,
-                lambda: self._lost(Direction.S2C),
-                self._stdout_closed,
-            ),
-            (server_err, self.fds.stderr, STDERR, lambda: None, None),
+        recorder = self.recorder
+        to_server = Pump(self.fds.stdin, proc.stdin.fileno(), Direction.C2S, recorder)
+        to_client = Pump(proc.stdout.fileno(), self.fds.stdout, Direction.S2C, recorder)
+        conversation = [
+            LoopedPump(to_server, lambda: self._lost(Direction.C2S), self._stdin_closed),
+            LoopedPump(to_client, lambda: self._lost(Direction.S2C), self._stdout_closed),
         ]
-        threads = []
-        for src, dst, stream, on_lost, after in specs:
-            pump = Pump(src, dst, stream, self.recorder)
-            thread = threading.Thread(
-                target=self._pump_then, args=(pump, on_lost, after), name=f"wiretap-{stream}", daemon=True
-            )
-            thread.start()
-            threads.append((thread, pump))
-        return threads
-
-    @staticmethod
-    def _pump_then(pump: Pump, on_lost: Callable[[], None], after: Callable[[], None] | None) -> None:
-        pump.run(on_lost)
-        if after is not None:
-            after()
+        stderr = Pump(proc.stderr.fileno(), self.fds.stderr, STDERR, recorder)
+        relay = threading.Thread(target=PumpLoop(conversation).run, name="wiretap-relay", daemon=True)
+        errors = threading.Thread(target=stderr.run, args=(lambda: None,), name="wiretap-stderr", daemon=True)
+        relay.start()
+        errors.start()
+        return [(relay, to_server), (relay, to_client), (errors, stderr)]
 
     def _stdin_closed(self) -> None:
         """The client closed its end: pass the end of file on to the server."""

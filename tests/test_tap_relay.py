@@ -1,0 +1,91 @@
+"""The tap relays both directions on one thread: neither direction ever waits for the other."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+from taprun import TAP, settled_read_all
+
+SIZE = 4 << 20  # many times what a pipe holds
+HEAD, TAIL = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"', b'"}}\n'
+ANSWER = HEAD + b"a" * SIZE + TAIL
+
+# Writes a big answer at once, while it reads a big request on another thread: a server that a
+# client may write to before it reads, without either of them waiting forever.
+EAGER_SERVER = textwrap.dedent(f"""
+    import os, sys, threading
+    def answer():
+        os.write(1, {HEAD!r} + b"a" * {SIZE} + {TAIL!r})
+    writer = threading.Thread(target=answer)
+    writer.start()
+    got = 0
+    while chunk := os.read(0, 1 << 16):
+        got += len(chunk)
+    writer.join()
+    os.write(2, str(got).encode())
+""")
+
+
+def test_a_client_that_writes_a_big_request_before_reading_gets_the_servers_big_answer_meanwhile(
+    tmp_path: Path,
+) -> None:
+    recording = tmp_path / "eager.jsonl"
+    request = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"q":"' + b"q" * SIZE + b'"}}\n'
+    proc = subprocess.Popen(
+        [*TAP, "--out", str(recording), "--", sys.executable, "-c", EAGER_SERVER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin and proc.stdout and proc.stderr
+    answer: list[bytes] = []
+    with proc:
+        proc.stdin.write(request)  # all of it, before reading a byte: the tap must not stop reading it
+        proc.stdin.close()
+        reader = threading.Thread(target=lambda: answer.append(proc.stdout.read()))  # type: ignore[union-attr]
+        reader.start()
+        reader.join(60)
+        assert proc.wait(60) == 0
+        assert proc.stderr.read() == str(len(request)).encode()
+    assert answer == [ANSWER]
+    _, events, _ = settled_read_all(recording)
+    assert [e["dir"] for e in events if e["kind"] == "message"] in (["c2s", "s2c"], ["s2c", "c2s"])
+    assert not [e for e in events if e["kind"] == "error"]
+
+
+def test_a_stdout_it_shares_with_its_parent_is_left_blocking_as_it_was(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()  # the test keeps the write end: the tap's stdout is the same description
+    proc = subprocess.Popen(
+        [*TAP, "--out", str(tmp_path / "shared.jsonl"), "--", sys.executable, "-c", "print('{}')"],
+        stdin=subprocess.DEVNULL,
+        stdout=write_end,
+    )
+    assert proc.wait(60) == 0
+    assert os.get_blocking(write_end)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as out:
+        assert out.read() == b"{}\n"
+
+
+NOTIFICATIONS = 'for i in range(5000): print(\'{"jsonrpc":"2.0","method":"n","params":{"i":%d}}\' % i)'
+
+
+def test_a_stdout_that_is_a_file_gets_every_byte(tmp_path: Path) -> None:
+    lines = b"".join(b'{"jsonrpc":"2.0","method":"n","params":{"i":%d}}\n' % i for i in range(5000))
+    out = tmp_path / "out.jsonl"
+    with out.open("wb") as stdout:
+        proc = subprocess.run(
+            [*TAP, "--out", str(tmp_path / "file.jsonl"), "--", sys.executable, "-c", NOTIFICATIONS],
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            timeout=60,
+        )
+    assert proc.returncode == 0
+    assert out.read_bytes() == lines
+    _, events, _ = settled_read_all(tmp_path / "file.jsonl")
+    assert sum(e["kind"] == "message" for e in events) == 5000

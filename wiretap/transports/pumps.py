@@ -1,0 +1,204 @@
+"""Byte pumps: copy a source fd to a destination fd until end of file, telling the recorder about every chunk.
+
+``PumpLoop`` runs the conversation's two directions in one thread, around ``poll()``, as socat does.
+Measured on 2 cores against a thread per direction: the 200 B round trip's median fell from 1.5x
+socat's to 1.0x. One thread that is woken in turn by the client and by the server stays on a warm
+core and never waits for the other thread's GIL; two threads each pay a wake-up on a cold one.
+
+Writes that would block must not stop the other direction (a client that writes a large request
+before it reads may need the server's answer to flow meanwhile, as it would without wiretap): a
+destination that is a pipe or a socket is made non-blocking, what it cannot take yet waits in the
+loop, and only its own source stops being read until it is taken. Others (a terminal, a file) are
+written as they are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import stat
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from wiretap.recording.recorder import Recorder
+
+CHUNK = 1 << 16
+_IN = select.POLLIN | select.POLLPRI
+_OUT = select.POLLOUT
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte, waiting for room if ``fd`` is non-blocking (a pipe it shares with another)."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [])
+
+
+class Pump:
+    """Copies ``src`` to ``dst`` until end of file, telling the recorder about every chunk."""
+
+    def __init__(self, src: int, dst: int | None, stream: str, recorder: Recorder) -> None:
+        self.src, self.dst, self.stream, self.recorder = src, dst, stream, recorder
+        self.waiting_since: float | None = None
+        """When the pump started waiting for bytes that have not come (None: it is busy)."""
+        self.done = False
+        """The source ended and everything read from it was handed on."""
+
+    def run(self, on_dst_lost: Callable[[], None]) -> None:
+        """This pump alone, on the calling thread, with blocking reads and writes."""
+        read, data_seen, clock, src = os.read, self.recorder.data, time.monotonic, self.src
+        while True:
+            self.waiting_since = clock()
+            try:
+                data = read(src, CHUNK)
+            except OSError:
+                data = b""
+            self.waiting_since = None
+            if not data:
+                break
+            # Handed to the recorder before it is written on: the peer's answer to these bytes can
+            # never be recorded before them, and if wiretap dies now the recorder still has them.
+            data_seen(self.stream, data)
+            if self.dst is not None:
+                try:
+                    write_all(self.dst, data)
+                except OSError:
+                    self.dst = None
+                    on_dst_lost()
+        self.end()
+
+    def end(self) -> None:
+        self.recorder.closed(self.stream)
+        self.done = True
+
+    def idle_for(self) -> float:
+        since = self.waiting_since
+        return 0.0 if since is None else time.monotonic() - since
+
+
+@dataclass
+class LoopedPump:
+    """A pump in a ``PumpLoop``, with what it could not write yet and what to do when it ends."""
+
+    pump: Pump
+    on_dst_lost: Callable[[], None]
+    after: Callable[[], None] | None
+    pending: memoryview | None = None
+
+
+def _may_block(fd: int) -> bool:
+    """Pipes and sockets can be full; a terminal or a file is written as it is."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class PumpLoop:
+    """Several pumps on one thread, around ``poll()``."""
+
+    def __init__(self, pumps: list[LoopedPump]) -> None:
+        self.pumps = pumps
+        self._restore: dict[int, bool] = {}
+        for looped in pumps:
+            dst = looped.pump.dst
+            if dst is not None and dst not in self._restore and _may_block(dst):
+                with contextlib.suppress(OSError):
+                    self._restore[dst] = os.get_blocking(dst)
+                    os.set_blocking(dst, False)
+
+    def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            for fd in list(self._restore):
+                self._unblock(fd)
+
+    def _unblock(self, fd: int) -> None:
+        """Leave ``fd`` blocking or not as we found it (before it is closed: a closed number is reused)."""
+        blocking = self._restore.pop(fd, None)
+        if blocking is not None:
+            with contextlib.suppress(OSError):
+                os.set_blocking(fd, blocking)
+
+    def _run(self) -> None:
+        live, clock = list(self.pumps), time.monotonic
+        changed = True
+        while live:
+            if changed:
+                poller, readers, writers = self._poller(live)
+                changed = False
+            for fd, _ in poller.poll():
+                looped = writers.get(fd)
+                if looped is not None:
+                    self._write(looped)
+                    changed = changed or looped.pending is None
+                looped = readers.get(fd)
+                if looped is None or looped.pending is not None:
+                    continue
+                pump = looped.pump
+                pump.waiting_since = None
+                if self._read(looped):
+                    pump.waiting_since = clock()
+                    changed = changed or looped.pending is not None
+                    continue
+                pump.end()
+                live.remove(looped)
+                changed = True
+                if looped.after is not None:
+                    if pump.dst is not None:
+                        self._unblock(pump.dst)
+                    looped.after()
+
+    @staticmethod
+    def _poller(live: list[LoopedPump]) -> tuple[select.poll, dict[int, LoopedPump], dict[int, LoopedPump]]:
+        """Wait for the sources with room to pass on (readers), and for the destinations that hold
+        their pumps up (writers). A descriptor can be both: a socket as stdin and stdout."""
+        readers = {lp.pump.src: lp for lp in live if lp.pending is None}
+        writers = {lp.pump.dst: lp for lp in live if lp.pending is not None and lp.pump.dst is not None}
+        poller = select.poll()
+        for fd in readers.keys() | writers.keys():
+            poller.register(fd, (_IN if fd in readers else 0) | (_OUT if fd in writers else 0))
+        for looped in readers.values():
+            if looped.pump.waiting_since is None:
+                looped.pump.waiting_since = time.monotonic()
+        return poller, readers, writers
+
+    def _read(self, looped: LoopedPump) -> bool:
+        """Read what the source has and pass it on; False at its end."""
+        pump = looped.pump
+        try:
+            data = os.read(pump.src, CHUNK)
+        except BlockingIOError:  # (a source that shares its descriptor with a non-blocking destination)
+            return True
+        except OSError:
+            data = b""
+        if not data:
+            return False
+        # Handed to the recorder before it is written on: the peer's answer to these bytes can never
+        # be recorded before them, and if wiretap dies now the recorder still has them.
+        pump.recorder.data(pump.stream, data)
+        if pump.dst is not None:
+            looped.pending = memoryview(data)
+            self._write(looped)
+        return True
+
+    def _write(self, looped: LoopedPump) -> None:
+        pump, view = looped.pump, looped.pending
+        assert pump.dst is not None and view is not None
+        try:
+            while view:
+                view = view[os.write(pump.dst, view) :]
+        except BlockingIOError:
+            looped.pending = view
+            return
+        except OSError:
+            pump.dst = None
+            looped.on_dst_lost()
+        looped.pending = None
