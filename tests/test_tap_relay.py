@@ -9,6 +9,7 @@ import textwrap
 import threading
 from pathlib import Path
 
+import pytest
 from taprun import TAP, settled_read_all
 
 SIZE = 4 << 20  # many times what a pipe holds
@@ -31,8 +32,9 @@ EAGER_SERVER = textwrap.dedent(f"""
 """)
 
 
+@pytest.mark.parametrize("portable", ["0", "1"], ids=["poll", "select (macOS)"])
 def test_a_client_that_writes_a_big_request_before_reading_gets_the_servers_big_answer_meanwhile(
-    tmp_path: Path,
+    tmp_path: Path, portable: str
 ) -> None:
     recording = tmp_path / "eager.jsonl"
     request = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"q":"' + b"q" * SIZE + b'"}}\n'
@@ -41,6 +43,7 @@ def test_a_client_that_writes_a_big_request_before_reading_gets_the_servers_big_
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        env={**os.environ, "WIRETAP_PORTABLE": portable},
     )
     assert proc.stdin and proc.stdout and proc.stderr
     answer: list[bytes] = []

@@ -19,10 +19,10 @@ import os
 import select
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from wiretap.recording.recorder import Recorder
+from wiretap.recording.recorder import Recorder, portable
 
 CHUNK = 1 << 16
 _IN = select.POLLIN | select.POLLPRI
@@ -100,8 +100,19 @@ def _may_block(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+def _waiter(readers: list[int], writers: list[int]) -> Callable[[], Iterable[int]]:
+    """What waits until one of ``readers`` can be read or one of ``writers`` written: ``poll()``, or
+    ``select()`` where poll cannot wait on a terminal (macOS; ``WIRETAP_PORTABLE=1`` forces it)."""
+    if portable():
+        return lambda: set().union(*select.select(readers, writers, [])[:2])
+    poller = select.poll()
+    for fd in {*readers, *writers}:
+        poller.register(fd, (_IN if fd in readers else 0) | (_OUT if fd in writers else 0))
+    return lambda: [fd for fd, _ in poller.poll()]
+
+
 class PumpLoop:
-    """Several pumps on one thread, around ``poll()``."""
+    """Several pumps on one thread, waiting on all of them at once."""
 
     def __init__(self, pumps: list[LoopedPump]) -> None:
         self.pumps = pumps
@@ -132,13 +143,17 @@ class PumpLoop:
         changed = True
         while live:
             if changed:
-                poller, readers, writers = self._poller(live)
-                changed = False
-            for fd, _ in poller.poll():
-                looped = writers.get(fd)
-                if looped is not None:
-                    self._write(looped)
-                    changed = changed or looped.pending is None
+                readers = {lp.pump.src: lp for lp in live if lp.pending is None}
+                writers = {lp.pump.dst: lp for lp in live if lp.pending is not None and lp.pump.dst is not None}
+                for waiting in readers.values():
+                    if waiting.pump.waiting_since is None:
+                        waiting.pump.waiting_since = clock()
+                wait, changed = _waiter(list(readers), list(writers)), False
+            for fd in wait():
+                writer = writers.get(fd)
+                if writer is not None:
+                    self._write(writer)
+                    changed = changed or writer.pending is None
                 looped = readers.get(fd)
                 if looped is None or looped.pending is not None:
                     continue
@@ -155,20 +170,6 @@ class PumpLoop:
                     if pump.dst is not None:
                         self._unblock(pump.dst)
                     looped.after()
-
-    @staticmethod
-    def _poller(live: list[LoopedPump]) -> tuple[select.poll, dict[int, LoopedPump], dict[int, LoopedPump]]:
-        """Wait for the sources with room to pass on (readers), and for the destinations that hold
-        their pumps up (writers). A descriptor can be both: a socket as stdin and stdout."""
-        readers = {lp.pump.src: lp for lp in live if lp.pending is None}
-        writers = {lp.pump.dst: lp for lp in live if lp.pending is not None and lp.pump.dst is not None}
-        poller = select.poll()
-        for fd in readers.keys() | writers.keys():
-            poller.register(fd, (_IN if fd in readers else 0) | (_OUT if fd in writers else 0))
-        for looped in readers.values():
-            if looped.pump.waiting_since is None:
-                looped.pump.waiting_since = time.monotonic()
-        return poller, readers, writers
 
     def _read(self, looped: LoopedPump) -> bool:
         """Read what the source has and pass it on; False at its end."""
