@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from wiretap.recording.events import FORMAT_VERSION, Header, Kind
-from wiretap.recording.follow import tail_lines
+from wiretap.recording.follow import tail_lines, wait_released, writers_gone
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording, open_recording, read_all
 from wiretap.recording.recorder import Recorder
@@ -178,3 +180,17 @@ def test_tailing_yields_lines_only_once_they_are_complete(tmp_path: Path) -> Non
         done.set()
         thread.join(5)
     assert seen == [b"one\n", b"two\n"]
+
+
+def test_a_recording_is_released_only_when_every_process_writing_it_is_gone(tmp_path: Path) -> None:
+    fd, path = create_unique(tmp_path / "held.jsonl")
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, pass_fds=(fd,)
+    )
+    assert not writers_gone(path)
+    os.close(fd)  # the relay let go; its recorder still holds the same descriptor
+    assert not writers_gone(path)
+    assert child.stdin is not None
+    child.stdin.close()
+    child.wait(10)
+    assert wait_released(path, 10)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
@@ -53,6 +54,33 @@ def wait_complete(path: Path, timeout: float = 30.0, *, poll: float = 0.01) -> b
     """Wait until the recording is complete (see ``is_complete``); False if it is not within ``timeout``."""
     deadline = time.monotonic() + timeout
     while not is_complete(path):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(poll)
+    return True
+
+
+def writers_gone(path: Path) -> bool:
+    """True once no process holds the recording open for writing (see ``writer.create_private``)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return True
+
+
+def wait_released(path: Path, timeout: float = 30.0, *, poll: float = 0.01) -> bool:
+    """Wait until the processes that wrote the recording (the relay, its recorder) have let go of it."""
+    deadline = time.monotonic() + timeout
+    while not writers_gone(path):
         if time.monotonic() > deadline:
             return False
         time.sleep(poll)

@@ -6,6 +6,8 @@ not write, and marks the gap in the file as soon as the file takes writes again.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import sys
@@ -35,9 +37,15 @@ def encode_event(fields: Event, msg_bytes: Piece | None = None) -> list[Piece]:
 
 
 def create_private(path: Path) -> int:
-    """Create a new file readable by its owner only and return its descriptor; never clobbers."""
+    """Create a new file readable by its owner only and return its descriptor; never clobbers.
+
+    The descriptor holds an exclusive ``flock`` on the file, shared by every process it is passed
+    to (the recorder): a reader can tell when the last of them is gone (``follow.wait_released``)."""
     private_dirs(path.parent)
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    with contextlib.suppress(OSError):  # (a file system without locks: nobody can wait for the writers)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
 
 
 def create_unique(path: Path) -> tuple[int, Path]:

@@ -24,7 +24,7 @@ from wiretap.analysis.identity import client_identity
 from wiretap.errors import BadInput, ExitStatus
 from wiretap.files import private_dirs, write_private
 from wiretap.recording.events import utc_iso_ms
-from wiretap.recording.follow import wait_complete
+from wiretap.recording.follow import wait_complete, wait_released
 from wiretap.recording.paths import safe_name, utc_stamp
 from wiretap.transports.process import EXIT_WITH_STDIN
 from wiretap.wire.redact import redact_argv
@@ -36,6 +36,8 @@ DEFAULT_DIR = Path("wiretap-sessions")
 MANIFEST = "manifest.json"
 PROXY_START_TIMEOUT = 20.0
 SETTLE_TIMEOUT = 10.0
+RELEASE_TIMEOUT = 2.0
+"""Seconds a recorder that has finished its file may take to exit before the session stops waiting."""
 
 
 @dataclass
@@ -278,6 +280,8 @@ class Session:
         files = recordings_of(wrapped.recording)
         # Each recorder finishes its recording on its own, after its tap or proxy has exited.
         settled = [] if running else [wait_complete(f, SETTLE_TIMEOUT) for f in files]  # each, not the first
+        for file in [] if running else files:  # and exits a moment later: no process outlives the session
+            wait_released(file, RELEASE_TIMEOUT)
         complete = None if running else all(settled)
         return {
             "name": wrapped.server.name,
