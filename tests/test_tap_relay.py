@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,31 @@ def test_a_stdout_that_is_a_file_gets_every_byte(tmp_path: Path) -> None:
     assert out.read_bytes() == lines
     _, events, _ = settled_read_all(tmp_path / "file.jsonl")
     assert sum(e["kind"] == "message" for e in events) == 5000
+
+
+# Writes more than the client's pipe holds (but not more than wiretap can take) and exits, leaving a
+# grandchild that holds its stdout open: the tap sees no end of file, only that nothing more comes.
+LATE = 100_000
+LEAVES_A_GRANDCHILD = (
+    f"import os, subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3)']); "
+    f"os.write(1, {HEAD!r} + b'a' * {LATE} + {TAIL!r})"
+)
+
+
+def test_a_servers_last_big_answer_reaches_a_client_that_reads_late_in_full(tmp_path: Path) -> None:
+    """What the client has not taken yet when the server exits is still passed on, all of it, before the
+    tap goes, however long the client takes to start reading."""
+    recording = tmp_path / "late.jsonl"
+    proc = subprocess.Popen(
+        [*TAP, "--out", str(recording), "--", sys.executable, "-c", LEAVES_A_GRANDCHILD],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    with proc:
+        time.sleep(0.5)  # the server has exited by now; the rest of its answer waits in the tap
+        answer = proc.stdout.read()
+        assert proc.wait(60) == 0
+    assert answer == HEAD + b"a" * LATE + TAIL
+    _, events, _ = settled_read_all(recording)
+    assert [e["dir"] for e in events if e["kind"] == "message"] == ["s2c"]

@@ -161,8 +161,10 @@ class PumpLoop:
                 pump = looped.pump
                 pump.waiting_since = None
                 if self._read(looped):
-                    pump.waiting_since = clock()
-                    changed = changed or looped.pending is not None
+                    if looped.pending is None:
+                        pump.waiting_since = clock()
+                    else:  # busy until the destination has taken it all
+                        changed = True
                     continue
                 pump.end()
                 live.remove(looped)
