@@ -137,18 +137,28 @@ def record_frame(frame: Frame, *, redact: bool, clean: bool = False) -> Recorded
         out.fields["raw"] = bytes(body).decode("utf-8", errors="replace")
         out.fields["raw_base64"] = base64.b64encode(body).decode("ascii")
         return out
-    if not text.strip() or not _is_json(text):
-        out.fields["raw"] = redact_text(text)[0] if redact and not clean else text
+    if not text.strip():
+        out.fields["raw"] = text
         return out
-    if redact and not clean and may_need_redaction(text):
-        try:
-            cleaned, count = redact_json(json.loads(text))
-        except RecursionError:  # deeper than Python's stack: recorded as text, redacted as text
-            out.fields["raw"] = redact_text(text)[0]
-            return out
-        if count:
-            out.fields["redacted"] = count
-            out.msg_bytes = _dumps(cleaned)
-            return out
+    if not redact or clean or not may_need_redaction(text):
+        if is_verbatim_json(body) or _is_json(text):
+            out.msg_bytes = body
+        else:  # (redact_text would find nothing to redact in it)
+            out.fields["raw"] = text
+        return out
+    try:
+        value = _STRICT_DECODER.decode(text)  # (parsed once: the check that it is JSON, and what is redacted)
+    except (ValueError, RecursionError):
+        out.fields["raw"] = redact_text(text)[0]
+        return out
+    try:
+        cleaned, count = redact_json(value)
+    except RecursionError:  # deeper than Python's stack: recorded as text, redacted as text
+        out.fields["raw"] = redact_text(text)[0]
+        return out
+    if count:
+        out.fields["redacted"] = count
+        out.msg_bytes = _dumps(cleaned)
+        return out
     out.msg_bytes = body
     return out
