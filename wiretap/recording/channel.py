@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 HEAD = struct.Struct("<BIdI")
 
@@ -36,11 +35,11 @@ class Op(IntEnum):
     """The relay is done; the payload is the end event's summary (JSON)."""
 
 
-_OPS = frozenset(Op)
+_OPS = {op.value: op for op in Op}
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
+    # (a tuple: a recorder decodes several records per HTTP exchange, and a frozen dataclass costs more)
     op: Op
     key: int
     t: float
@@ -87,8 +86,9 @@ class RecordDecoder:
                 end = at + HEAD.size + length
                 if end > size:
                     break
-                if op in _OPS:  # an unknown record is skipped whole: its length still frames it
-                    yield Record(Op(op), key, t, bytes(view[at + HEAD.size : end]))
+                known = _OPS.get(op)
+                if known is not None:  # an unknown record is skipped whole: its length still frames it
+                    yield Record(known, key, t, bytes(view[at + HEAD.size : end]))
                 at = end
         finally:
             view.release()

@@ -109,7 +109,13 @@ class Sink:
             if stream is not None:
                 self._write_all(stream.feed(t, record.payload))
         elif op is Op.EVENT:
-            self._write_all([({"t": t, **record.json()}, None)])
+            payload = record.payload
+            if payload.startswith(b'{"kind":') and payload.endswith(b"}"):
+                # The relay's JSON (compact, ensure_ascii=False: what encode_event writes) with the stamp in
+                # front: the line encode_event({"t": t, **fields}) gives, without parsing and encoding it again.
+                self.writer.add(t, [b'{"t":' + float.__repr__(t).encode() + b"," + payload[1:] + b"\n"])
+            else:
+                self._write_all([({"t": t, **record.json()}, None)])
         elif op is Op.OPEN:
             spec = StreamSpec(**record.json())
             self._streams[key] = make_stream(spec, redact=self.redact)
