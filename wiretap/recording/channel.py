@@ -14,6 +14,7 @@ from enum import IntEnum
 from typing import Any, NamedTuple
 
 HEAD = struct.Struct("<BIdI")
+SPEC_SIZE = struct.Struct("<I")
 
 
 class Op(IntEnum):
@@ -33,6 +34,9 @@ class Op(IntEnum):
     """``key`` is a process group to kill if the relay dies without saying goodbye."""
     CLOSE = 8
     """The relay is done; the payload is the end event's summary (JSON)."""
+    BODY = 9
+    """A whole stream in one record (a body that arrived in one read): opened, its bytes, closed. The
+    payload is ``SPEC_SIZE`` (the length of the StreamSpec's JSON), that JSON, then the bytes."""
 
 
 _OPS = {op.value: op for op in Op}
@@ -55,6 +59,17 @@ def head(op: Op, key: int, t: float, size: int) -> bytes:
 
 def encode(op: Op, key: int, t: float, payload: bytes = b"") -> bytes:
     return HEAD.pack(op, key, t, len(payload)) + payload
+
+
+def encode_body(t: float, spec: bytes, body: bytes) -> bytes:
+    return HEAD.pack(Op.BODY, 0, t, SPEC_SIZE.size + len(spec) + len(body)) + SPEC_SIZE.pack(len(spec)) + spec + body
+
+
+def decode_body(payload: bytes) -> tuple[bytes, bytes]:
+    """A BODY record's payload: (its StreamSpec as JSON, the bytes)."""
+    (size,) = SPEC_SIZE.unpack_from(payload)
+    end = SPEC_SIZE.size + size
+    return payload[SPEC_SIZE.size : end], payload[end:]
 
 
 # Built once: json.dumps with non-default options builds a new JSONEncoder on every call.

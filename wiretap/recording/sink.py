@@ -12,6 +12,7 @@ full does the pipe fill and the relay wait (``--on-overload block``) or drop (``
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import resource
 import signal
@@ -22,7 +23,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from wiretap.recording.channel import Op, Record, RecordDecoder
+from wiretap.recording.channel import Op, Record, RecordDecoder, decode_body
 from wiretap.recording.events import Kind
 from wiretap.recording.streams import Lines, RecordStream, StreamSpec, make_stream
 from wiretap.recording.writer import RecordingWriter, encode_event
@@ -119,6 +120,12 @@ class Sink:
         elif op is Op.OPEN:
             spec = StreamSpec(**record.json())
             self._streams[key] = make_stream(spec, redact=self.redact)
+        elif op is Op.BODY:
+            spec_json, body = decode_body(record.payload)
+            stream = make_stream(StreamSpec(**json.loads(spec_json)), redact=self.redact)
+            self._write_all(stream.feed(t, body))
+            self._write_all(stream.close(t))
+            self.dropped["messages"] += stream.lost
         elif op is Op.CLOSED:
             stream = self._streams.pop(key, None)
             if stream is not None:

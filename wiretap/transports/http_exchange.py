@@ -71,6 +71,10 @@ class Exchange:
         self.finished = False
         self._c2s_open = False
         self._s2c_open = False
+        self._c2s_spec: str | None = None
+        self._s2c_spec: str | None = None
+        """A body stream's StreamSpec (JSON) until its first bytes: a body that comes whole in one read
+        goes to the recorder in one record (``whole_json``), not three."""
         self._answered = False
         """A response head (the upstream's or wiretap's own) has gone to the client."""
         self._response_done = False
@@ -92,16 +96,28 @@ class Exchange:
         self._connecting: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
 
-    def _open(self, direction: Direction, framing: str, encoding: str | None) -> None:
-        key = (self.ex, direction)
+    def _spec(self, direction: Direction, framing: str, encoding: str | None) -> str:
+        """The stream's StreamSpec as JSON (what ``StreamSpec.to_dict()`` gives as JSON)."""
         if self.rest is not None:
-            self.recorder.open(key, StreamSpec(framing, self._base(direction), encoding))
-            return
-        self.recorder.open_json(
-            key,
+            return _JSON.encode(StreamSpec(framing, self._base(direction), encoding).to_dict())
+        return (
             f'{{"framing":"{framing}","base":{{"dir":"{direction.value}","ex":{self.ex}}},'
-            f'"encoding":{_text(encoding)}}}',
+            f'"encoding":{_text(encoding)}}}'
         )
+
+    def _open(self, direction: Direction, framing: str, encoding: str | None) -> None:
+        self.recorder.open_json((self.ex, direction), self._spec(direction, framing, encoding))
+
+    def _body_data(self, direction: Direction, spec: str | None, data: bytes, whole: bool) -> None:
+        """Bytes of a body stream whose spec is ``spec`` if not opened yet: all of it (``whole``) in one
+        record, else opened first."""
+        if spec is None:
+            self.recorder.data((self.ex, direction), data)
+        elif whole:
+            self.recorder.whole_json(spec, data)
+        else:
+            self.recorder.open_json((self.ex, direction), spec)
+            self.recorder.data((self.ex, direction), data)
 
     def _base(self, direction: Direction) -> Event:
         base: Event = {"dir": direction.value, "ex": self.ex}
@@ -129,7 +145,7 @@ class Exchange:
             f'"path":{_text(self._shown_path)},"query":{_text(self._shown_query)},'
             f'"version":{_text(head.version)},"headers":{proxy.recorded_headers.json(head.headers)}}}'
         )
-        self._open(Direction.C2S, "body", head.text(b"content-encoding"))
+        self._c2s_spec = self._spec(Direction.C2S, "body", head.text(b"content-encoding"))
         self._c2s_open = True
         request_head, _ = wire.request_head(head, self.proxy._host_header)
         loop = asyncio.get_running_loop()
@@ -192,8 +208,13 @@ class Exchange:
                 self._sent = None
 
     def request_body(self, data: bytes) -> None:
+        spec, self._c2s_spec = self._c2s_spec, None
+        whole = not self.bytes_in and len(data) == self.head.content_length
         self.bytes_in += len(data)
-        self.recorder.data((self.ex, Direction.C2S), data)
+        if self._c2s_open:
+            self._body_data(Direction.C2S, spec, data, whole)
+            if whole:
+                self._c2s_open = False
         if self._answered and self.upstream is None:
             return  # answered already (an error, or early): recorded, not forwarded
         out = wire.chunk(data) if self._chunked_in else data
@@ -226,7 +247,15 @@ class Exchange:
     def _close_c2s(self) -> None:
         if self._c2s_open:
             self._c2s_open = False
-            self.recorder.closed((self.ex, Direction.C2S))
+            self._close_stream(Direction.C2S, self._c2s_spec)
+            self._c2s_spec = None
+
+    def _close_stream(self, direction: Direction, spec: str | None) -> None:
+        if spec is None:
+            self.recorder.closed((self.ex, direction))
+        elif self.rest is not None:  # no bytes, yet a message (an A2A REST call without a body)
+            self.recorder.whole_json(spec, b"")
+        # else: a body stream without bytes records nothing, and is not opened
 
     # The response.
 
@@ -250,7 +279,10 @@ class Exchange:
         if self.path in CARD_PATHS and head.status == 200 and "json" in content_type:
             self._mode = "card"  # its recording opens once it is known how the card goes out
             return
-        self._open(Direction.S2C, "sse" if sse else "body", encoding)
+        if sse:
+            self._open(Direction.S2C, "sse", encoding)
+        else:
+            self._s2c_spec = self._spec(Direction.S2C, "body", encoding)
         self._s2c_open = True
         self._send_head(head)
         if sse and self.head.method == "GET":
@@ -286,8 +318,14 @@ class Exchange:
     def _send_body(self, data: bytes) -> None:
         if not data or self.client.gone:  # (a client connection closing takes nothing more: nothing passes)
             return
+        spec, self._s2c_spec = self._s2c_spec, None
+        head = self._response_head
+        whole = not self.bytes_out and head is not None and len(data) == head.content_length
         self.bytes_out += len(data)
-        self.recorder.data((self.ex, Direction.S2C), data)
+        if self._s2c_open:
+            self._body_data(Direction.S2C, spec, data, whole)
+            if whole:
+                self._s2c_open = False
         self.client.write(wire.chunk(data) if self._chunked_out else data)
 
     def response_end(self, upstream: UpstreamConnection) -> None:
@@ -308,7 +346,8 @@ class Exchange:
     def _close_s2c(self) -> None:
         if self._s2c_open:
             self._s2c_open = False
-            self.recorder.closed((self.ex, Direction.S2C))
+            self._close_stream(Direction.S2C, self._s2c_spec)
+            self._s2c_spec = None
 
     def _detach(self, *, keep: bool) -> None:
         upstream, self.upstream = self.upstream, None
