@@ -129,7 +129,23 @@ def _may_hold_token_scan(data: bytes) -> bool:
     )
 
 
+_CHECKED: dict[str, bool] = {}
+"""``_may_hold_token_fast`` of short strings: JSON-RPC versions, method and tool names, enum values repeat."""
+
+
 def _may_hold_token_fast(text: str) -> bool:
+    if len(text) > 64:  # (long ones are mostly unique)
+        return _may_hold_token_checked(text)
+    known = _CHECKED.get(text)
+    if known is None:
+        known = _may_hold_token_checked(text)
+        if len(_CHECKED) >= 4096:
+            _CHECKED.clear()
+        _CHECKED[text] = known
+    return known
+
+
+def _may_hold_token_checked(text: str) -> bool:
     """``may_hold_token``, after the RE2 pre-check (one pass in C) has said a rule might match at all."""
     if _PRECHECK is not None:
         try:
