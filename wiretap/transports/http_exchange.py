@@ -244,6 +244,21 @@ class Exchange:
             self._answer_generated(400, "Bad Request", bad)
         self._abandon("client_disconnected")
 
+    def body_timeout(self, seconds: float) -> None:
+        """The request body stopped arriving mid-way (a slow-body slowloris): 408 if nothing was answered,
+        and the connection closed."""
+        self.proxy.recorder.hold()
+        try:
+            why = f"the request body stopped arriving: no byte for {seconds:g} s"
+            self.recorder.event(Kind.ERROR, ex=self.ex, error="client_timeout", message=why)
+            self.proxy.warn(f"connection {self.conn}: {why}; closed")
+            if not self._answered:
+                text = f"wiretap: request timeout: {why}\n"
+                self._answer_generated(408, "Request Timeout", wire.generated(408, "Request Timeout", text, close=True))
+            self._abandon("client_timeout")
+        finally:
+            self.proxy.flush()
+
     def _close_c2s(self) -> None:
         if self._c2s_open:
             self._c2s_open = False
