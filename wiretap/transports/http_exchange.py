@@ -28,6 +28,8 @@ _FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
 _FIRST_EVENT_LIMIT = 1 << 16
 _HELD_LIMIT = 1 << 20
 """Bytes of a request body held while the upstream connection opens, before the client is paused."""
+CARD_LIMIT = 1 << 20
+"""Bytes of an agent card held to rewrite it; a larger one passes unrewritten, as it arrives."""
 _RESEND_LIMIT = 1 << 16
 """Bytes of a request kept to send again on a fresh connection if a reused one turns out closed."""
 
@@ -292,8 +294,10 @@ class Exchange:
         sse = _event_stream(content_type)
         encoding = head.text(b"content-encoding")
         if self.path in CARD_PATHS and head.status == 200 and "json" in content_type:
-            self._mode = "card"  # its recording opens once it is known how the card goes out
-            return
+            if head.content_length is None or head.content_length <= CARD_LIMIT:
+                self._mode = "card"  # its recording opens once it is known how the card goes out
+                return
+            self._card_too_large()
         if sse:
             self._open(Direction.S2C, "sse", encoding)
         else:
@@ -324,7 +328,16 @@ class Exchange:
             return
         self._held.append(data)
         self._held_size += len(data)
-        if self._mode == "first":
+        if self._mode == "card" and self._held_size > CARD_LIMIT:
+            held, self._held, self._held_size, self._mode = b"".join(self._held), [], 0, "stream"
+            head = self._response_head
+            assert head is not None
+            self._card_too_large()
+            self._open(Direction.S2C, "body", head.text(b"content-encoding"))
+            self._s2c_open = True
+            self._send_head(head)
+            self._send_body(held)
+        elif self._mode == "first":
             held = b"".join(self._held)
             if any(end in held for end in _FIRST_EVENT_END) or len(held) > _FIRST_EVENT_LIMIT:
                 self._held, self._held_size, self._mode = [], 0, "stream"
@@ -523,6 +536,11 @@ class Exchange:
             return held
         self._record_rewrite("sse_endpoint", [{"field": "endpoint", "from": old, "to": new}], [])
         return held.replace(old.encode(), new.encode(), 1)
+
+    def _card_too_large(self) -> None:
+        why = f"the agent card is over {CARD_LIMIT >> 20} MiB: passed on unrewritten, so clients may bypass the proxy"
+        self.recorder.event(Kind.ERROR, ex=self.ex, error="card_too_large", message=why)
+        self.proxy.warn(f"{self.path}: {why}")
 
     def _send_card(self, body: bytes) -> None:
         head = self._response_head
