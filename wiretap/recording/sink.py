@@ -12,7 +12,6 @@ full does the pipe fill and the relay wait (``--on-overload block``) or drop (``
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import resource
 import signal
@@ -23,9 +22,12 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from wiretap.http.encoding import Decompressor
 from wiretap.recording.channel import Op, Record, RecordDecoder, decode_body
 from wiretap.recording.events import Kind
-from wiretap.recording.streams import Lines, RecordStream, StreamSpec, make_stream
+from wiretap.recording.streams import Lines, RecordStream, StreamSpec, body_message, make_stream
 from wiretap.recording.writer import RecordingWriter, encode_event
 
 READ_SIZE = 64 << 10
@@ -94,6 +96,8 @@ class Inbox:
 class Sink:
     """Turns records into events in the file."""
 
+    _decode_spec = staticmethod(msgspec.json.Decoder(dict[str, Any]).decode)
+
     def __init__(self, writer: RecordingWriter) -> None:
         self.writer = writer
         self.redact = True
@@ -122,10 +126,14 @@ class Sink:
             self._streams[key] = make_stream(spec, redact=self.redact)
         elif op is Op.BODY:
             spec_json, body = decode_body(record.payload)
-            stream = make_stream(StreamSpec(**json.loads(spec_json)), redact=self.redact)
-            self._write_all(stream.feed(t, body))
-            self._write_all(stream.close(t))
-            self.dropped["messages"] += stream.lost
+            spec = StreamSpec(**self._decode_spec(spec_json))
+            if spec.framing == "body" and Decompressor(spec.encoding).identity:  # (what its BodyStream would do)
+                self._write_all(body_message(t, spec.base, body, redact=self.redact))
+            else:
+                stream = make_stream(spec, redact=self.redact)
+                self._write_all(stream.feed(t, body))
+                self._write_all(stream.close(t))
+                self.dropped["messages"] += stream.lost
         elif op is Op.CLOSED:
             stream = self._streams.pop(key, None)
             if stream is not None:
