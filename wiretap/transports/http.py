@@ -150,14 +150,20 @@ class HttpProxy:
         """Close client connections that sent no request head in time, or too many idle ones."""
         loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(min(1.0, self.config.limits.client_head / 4))
+            limits = self.config.limits
+            await asyncio.sleep(min(1.0, limits.client_head / 4, limits.upstream_head / 4))
             now = loop.time()
             for client in self._watch.expired(now):
                 assert isinstance(client, ClientConnection)
                 client.close()
             for client in list(self._clients):
-                if client.exchange is not None and client.body_stalled(now, self.config.limits.client_head):
-                    client.exchange.body_timeout(self.config.limits.client_head)
+                exchange = client.exchange
+                if exchange is None:
+                    continue
+                if exchange.head_due is not None and now >= exchange.head_due:
+                    exchange.head_timeout()
+                elif client.body_stalled(now, limits.client_head):
+                    exchange.body_timeout(limits.client_head)
             self.flush()
 
     async def stop(self) -> None:

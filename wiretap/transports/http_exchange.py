@@ -96,7 +96,8 @@ class Exchange:
         self._sent_size = 0
         self._retried = False
         self._connecting: asyncio.Task[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self.head_due: float | None = None
+        """When the upstream's response head is due (loop time); the proxy's sweep answers 504 after it."""
 
     def _spec(self, direction: Direction, framing: str, encoding: str | None) -> str:
         """The stream's StreamSpec as JSON (what ``StreamSpec.to_dict()`` gives as JSON)."""
@@ -151,7 +152,7 @@ class Exchange:
         self._c2s_open = True
         request_head, _ = wire.request_head(head, self.proxy._host_header)
         loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(self.proxy.config.limits.upstream_head, self._head_timeout)
+        self.head_due = loop.time() + self.proxy.config.limits.upstream_head  # (no timer per request)
         upstream = self.proxy.idle_upstream()
         if upstream is not None:
             self._attach(upstream, request_head)
@@ -281,9 +282,7 @@ class Exchange:
             if head.status != 101 and self.head.version == "1.1":
                 self.client.write(wire.informational(head))
             return
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self.head_due = None
         self.recorder.event_json(
             f'{{"kind":"http_response","ex":{self.ex},"status":{head.status},"reason":{_text(head.reason)},'
             f'"headers":{self.proxy.recorded_headers.json(head.headers)}}}'
@@ -457,17 +456,15 @@ class Exchange:
         self._generated_answer(504, "Gateway Timeout", text)
 
     def _generated_answer(self, status: int, reason: str, text: str) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self.head_due = None
         self._detach(keep=False)
         # A body still coming is read and recorded, not forwarded; then the connection closes.
         self._close = self._close or not self.request_complete
         self._answer_generated(status, reason, wire.generated(status, reason, text, close=self._close))
         self._maybe_finish()
 
-    def _head_timeout(self) -> None:
-        self._timer = None
+    def head_timeout(self) -> None:
+        self.head_due = None
         if self._answered or self.finished:
             return
         if self._connecting is not None:
@@ -508,9 +505,7 @@ class Exchange:
             return
         self.finished = True
         self.proxy.active -= 1
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self.head_due = None
         if self._connecting is not None:
             self._connecting.cancel()
         self._close_c2s()
