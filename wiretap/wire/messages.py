@@ -124,6 +124,21 @@ def _dumps(value: Any) -> bytes:
         return json.dumps(value, separators=(",", ":")).encode()
 
 
+_HARMLESS_KEY = '"progressToken":'
+"""In nearly every MCP request (``_meta``) and progress notification; its "token" sends them down the
+redaction walk, which finds nothing under a key that names no secret (``names_secret`` says so: tested)."""
+
+
+def _only_harmless_keys(text: str, body: Frame) -> bool:
+    """Whether ``text`` is JSON whose only trace of a secret is a ``progressToken`` key: then the walk
+    could redact nothing. In JSON that spelling is a key, never inside a string (its quotes would be
+    escaped); keys are only read by the walk to judge the value under them, and every other place a
+    rule could match is still in the text the pre-check reads."""
+    if _HARMLESS_KEY not in text or may_need_redaction(text.replace(_HARMLESS_KEY, '"":')):
+        return False
+    return is_verbatim_json(body) or _is_json(text)
+
+
 def record_frame(frame: Frame, *, redact: bool, clean: bool = False) -> RecordedFrame:
     """``clean``: the pre-check already found nothing to redact in the frame (``may_hold_token_in``)."""
     out = RecordedFrame({"size": len(frame)})
@@ -140,7 +155,7 @@ def record_frame(frame: Frame, *, redact: bool, clean: bool = False) -> Recorded
     if not text.strip():
         out.fields["raw"] = text
         return out
-    if not redact or clean or not may_need_redaction(text):
+    if not redact or clean or not may_need_redaction(text) or _only_harmless_keys(text, body):
         if is_verbatim_json(body) or _is_json(text):
             out.msg_bytes = body
         else:  # (redact_text would find nothing to redact in it)
