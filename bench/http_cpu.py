@@ -5,7 +5,7 @@
 Starts bench/http_upstream.py and the proxy (``minimal``: bench/http_minimal_proxy.py; ``wiretap``:
 this checkout; DIR: ``python -m wiretap proxy`` from a copy of the package in DIR), warms it up, then
 runs wrk (one thread; it must be installed) and reads /proc before and after: CPU microseconds per
-request of each of the proxy's threads (main = the event loop; the others: wiretap's recorder) and
+request of each of the proxy's threads (main = the event loop) and of its child processes (wiretap's recorder), and
 their voluntary context switches per request (a thread giving up the CPU: mostly waiting for the GIL,
 or sleeping), plus the upstream's CPU per request. Throughput on a 2-core machine swings with what
 else runs; CPU per request is far steadier, and it is what a proxy's throughput is the inverse of
@@ -15,6 +15,7 @@ once it is the bottleneck. Use ``--repeat`` and compare medians.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -45,6 +46,15 @@ def threads(pid: int) -> dict[int, tuple[int, int]]:
     return out
 
 
+def children(pid: int) -> list[int]:
+    """The proxy's child processes (wiretap's recorder), found through /proc."""
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            kids += [int(k) for k in (task / "children").read_text().split()]
+    return kids
+
+
 def one_run(kind: str, seconds: int, connections: int, wrk: Wrk, tmp: Path) -> dict[str, float]:
     upstream = subprocess.Popen([sys.executable, str(BENCH / "http_upstream.py")], stdout=subprocess.PIPE, text=True)
     assert upstream.stdout is not None
@@ -64,10 +74,13 @@ def one_run(kind: str, seconds: int, connections: int, wrk: Wrk, tmp: Path) -> d
         url = url if url.endswith("/mcp") else url + "/mcp"
         wrk.run(url, connections, 2)  # warm-up
         time.sleep(0.5)
+        kids = children(proxy.pid)
         before, up_before = threads(proxy.pid), threads(upstream.pid)
+        kids_before = {kid: threads(kid) for kid in kids}
         result = wrk.run(url, connections, seconds)
         time.sleep(0.5)  # let a recorder finish what it was handed: it is billed to these requests
         after, up_after = threads(proxy.pid), threads(upstream.pid)
+        kids_after = {kid: threads(kid) for kid in kids}
     finally:
         proxy.send_signal(signal.SIGINT)
         upstream.send_signal(signal.SIGTERM)
@@ -85,6 +98,11 @@ def one_run(kind: str, seconds: int, connections: int, wrk: Wrk, tmp: Path) -> d
             others_cpu += cpu
             others_cs += cs
     out["other_threads_us"], out["other_threads_cs"] = others_cpu, others_cs
+    out["children_us"] = (
+        sum(t - kids_before[kid].get(tid, (0, 0))[0] for kid in kids for tid, (t, _) in kids_after[kid].items())
+        * TICK_US
+        / n
+    )
     out["upstream_us"] = sum(t - up_before.get(tid, (0, 0))[0] for tid, (t, _) in up_after.items()) * TICK_US / n
     return out
 
@@ -109,15 +127,17 @@ def main() -> int:
         print(
             f"run {i}: {run['rps']:,.0f} req/s  p50 {run['p50_ms']:.2f} ms | CPU us/request: main {run['main_us']:.1f}"
             f" (vol. switches {run['main_cs']:.2f}), other threads {run['other_threads_us']:.1f}"
-            f" ({run['other_threads_cs']:.2f}), upstream {run['upstream_us']:.1f}"
+            f" ({run['other_threads_cs']:.2f}), child processes {run['children_us']:.1f},"
+            f" upstream {run['upstream_us']:.1f}"
         )
 
     def med(key: str) -> float:
         return statistics.median(r[key] for r in runs)
 
     print(
-        f"median of {len(runs)}: {med('rps'):,.0f} req/s | proxy CPU {med('main_us') + med('other_threads_us'):.1f}"
-        f" us/request = main {med('main_us'):.1f} + other threads {med('other_threads_us'):.1f};"
+        f"median of {len(runs)}: {med('rps'):,.0f} req/s | proxy CPU"
+        f" {med('main_us') + med('other_threads_us') + med('children_us'):.1f} us/request = main {med('main_us'):.1f}"
+        f" + other threads {med('other_threads_us'):.1f} + child processes {med('children_us'):.1f};"
         f" vol. switches/request main {med('main_cs'):.2f}, other threads {med('other_threads_cs'):.2f}"
     )
     return 0

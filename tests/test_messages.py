@@ -2,7 +2,11 @@ import base64
 import json
 import re
 
+import pytest
+
 from wiretap.wire.messages import record_frame
+from wiretap.wire.redact import redact_json
+from wiretap.wire.secrets import names_secret
 
 
 def test_a_json_frame_is_kept_verbatim_as_the_message() -> None:
@@ -59,3 +63,36 @@ def test_credentials_in_a_message_are_redacted_and_counted() -> None:
 def test_without_redaction_credentials_are_recorded_as_sent() -> None:
     frame = b'{"params":{"password":"hunter2"}}'
     assert record_frame(frame, redact=False).msg_bytes == frame
+
+
+SECRET_VALUE = "ghp_" + "a1B2c3D4e5" * 4
+PROGRESS_FRAMES = [
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":7}}}',
+    b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"abc","progress":1}}',
+    b'{"params":{"progressToken":"' + SECRET_VALUE.encode() + b'"}}',
+    b'{"params":{"progressToken":1,"text":"' + SECRET_VALUE.encode() + b'"}}',
+    b'{"params":{"progressToken":1,"api_key":"abcDEF123456789xyz"}}',
+    b'{"params":{"progressToken":1,"accessToken":"abcDEF123456789xyz"}}',
+    b'{"params":{"progressToken":1,"t\\u006fken":"abcDEF123456789xyz"}}',
+    b'{"params":{"progressToken":1,"note":"{\\"progressToken\\":1,\\"token\\":\\"abcDEF123456789xyz\\"}"}}',
+    b'{"params":{"progressToken":1,"text":"\\"progressToken\\": password=hunter2hunter2"}}',
+    b'{"params":{"progressToken":["abcDEF123456789xyz"]}}',
+    b'{"progressToken":1} trailing',
+    b'{"progressToken" :1,"token":"abcDEF123456789xyz"}',
+]
+
+
+@pytest.mark.parametrize("frame", PROGRESS_FRAMES)
+def test_a_progress_token_key_alone_skips_the_redaction_walk_and_records_what_the_walk_would(frame: bytes) -> None:
+    assert not names_secret("progressToken")
+    got = record_frame(frame, redact=True)
+    try:
+        value = json.loads(frame)
+    except ValueError:
+        assert got.msg_bytes is None and "raw" in got.fields
+        return
+    cleaned, count = redact_json(value)
+    if count:
+        assert got.fields["redacted"] == count and json.loads(got.msg_bytes or b"") == cleaned
+    else:
+        assert got.msg_bytes == frame and "redacted" not in got.fields

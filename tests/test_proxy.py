@@ -175,6 +175,52 @@ def test_agent_cards_are_pointed_at_the_proxy_and_foreign_hosts_left_alone_with_
     assert "left alone" in proxy.stderr
 
 
+class BigCardUpstream:
+    """Serves one agent card of ``size`` bytes that names the upstream (so it would be rewritten), with a
+    Content-Length or chunked (then the proxy only learns its size by reading it)."""
+
+    def __init__(self, size: int, *, chunked: bool) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        head = json.dumps({"name": "big", "url": f"{self.url}/a2a", "padding": ""}).encode()
+        self.card = head[:-2] + b"x" * (size - len(head)) + head[-2:]
+        self.chunked = chunked
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        with self.server:
+            conn, _ = self.server.accept()
+        with conn:
+            got = b""
+            while b"\r\n\r\n" not in got:
+                got += conn.recv(65536)
+            framing = b"Transfer-Encoding: chunked" if self.chunked else b"Content-Length: %d" % len(self.card)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + framing + b"\r\n\r\n")
+            if not self.chunked:
+                conn.sendall(self.card)
+                return
+            for at in range(0, len(self.card), 100_000):
+                piece = self.card[at : at + 100_000]
+                conn.sendall(b"%x\r\n%b\r\n" % (len(piece), piece))
+            conn.sendall(b"0\r\n\r\n")
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_an_agent_card_over_1_mib_passes_unrewritten_byte_for_byte_with_an_error_saying_why(
+    tmp_path: Path, chunked: bool
+) -> None:
+    upstream = BigCardUpstream((1 << 20) + 300_000, chunked=chunked)
+    with running_proxy(f"{upstream.url}/a2a", tmp_path / "rec.jsonl") as proxy:
+        status, body = get(f"{proxy.url.removesuffix('/a2a')}/.well-known/agent-card.json")
+    assert status == 200 and body == upstream.card
+    (error,) = proxy.of_kind("error")
+    assert error["error"] == "card_too_large" and "passed on unrewritten" in error["message"]
+    assert proxy.of_kind("rewrite") == []
+    (card,) = proxy.messages("s2c")
+    assert card["size"] == len(upstream.card) and card["msg"]["url"] == f"{upstream.url}/a2a"
+    assert "over 1 MiB" in proxy.stderr
+
+
 def test_a_legacy_sse_endpoint_on_the_upstream_is_pointed_at_the_proxy(upstream: Upstream, tmp_path: Path) -> None:
     with running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy:
         _, absolute = get(f"{proxy.url}/legacy/sse", {"Accept": "text/event-stream"})

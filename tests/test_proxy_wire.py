@@ -328,6 +328,28 @@ def test_a_client_leaving_mid_body_is_recorded_with_what_it_sent(upstream: Captu
     assert part["size"] == len(sent) and part["raw"] == sent.decode()  # kept raw: it is not JSON
 
 
+def test_a_request_body_that_stops_arriving_gets_a_408_and_is_closed_after_the_client_timeout(
+    upstream: CapturingUpstream, tmp_path: Path
+) -> None:
+    sent = b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"text":"' + b"x" * 1000
+    with running_proxy(upstream.url, tmp_path / "rec.jsonl", "--client-timeout", "0.5") as proxy:
+        with connect(proxy) as sock:
+            head = b"POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Length: 5000\r\n\r\n" % host(proxy)
+            sock.sendall(head + sent)
+            reply = read_until_closed(sock)  # (the proxy closes it; the socket's own timeout is a safety net)
+        assert upstream.closed.acquire(timeout=20), "the upstream's connection stayed open"
+    assert reply.startswith(b"HTTP/1.1 408 Request Timeout\r\n") and b"Connection: close\r\n" in reply
+    assert upstream.all_received().endswith(sent) and upstream.bodies == []
+    (error,) = proxy.of_kind("error")
+    assert error["error"] == "client_timeout" and "no byte for 0.5 s" in error["message"]
+    (response,) = proxy.of_kind("http_response")
+    assert response["status"] == 408 and response["generated"] is True
+    (end,) = proxy.of_kind("http_end")
+    assert end["outcome"] == "client_timeout" and end["bytes_in"] == len(sent)
+    [part] = proxy.messages("c2s")
+    assert part["size"] == len(sent) and part["raw"] == sent.decode()
+
+
 def test_expect_100_continue_gets_the_upstream_s_100_before_the_body(tmp_path: Path) -> None:
     server = socket.create_server(("127.0.0.1", 0))
     got: list[bytes] = []

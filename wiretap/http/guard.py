@@ -22,7 +22,8 @@ class Limits:
     upstream_head: float = 300.0
     """From sending a request to the upstream's complete response head (a tool may work a while)."""
     client_head: float = 30.0
-    """How long a client connection may sit without a complete request head (idle keep-alive too)."""
+    """How long a client connection may sit without a complete request head (idle keep-alive too), and
+    how long a request body may go without a byte once it started (a slow-body slowloris)."""
     max_idle: int = 100
     """Client connections waiting for a request head, at most; the longest waiting are closed first."""
 

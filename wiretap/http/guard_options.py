@@ -47,7 +47,8 @@ _OPTIONS = (
         type=click.FloatRange(min=0, min_open=True),
         default=_DEFAULT.client_head,
         show_default=True,
-        help="Seconds a client connection may wait without sending a request head (idle ones too).",
+        help="Seconds a client connection may wait without sending a request head (idle ones too),"
+        " or without a byte in the middle of a request body (then 408 and closed).",
     ),
     click.option(
         "--max-idle",

@@ -324,12 +324,16 @@ def _head_lines(first: bytes, headers: Iterable[tuple[bytes, bytes]]) -> bytes:
 _HOP = frozenset(name.encode() for name in HOP_BY_HOP)
 
 
+def _dropped(head: Head) -> frozenset[bytes]:
+    """The names of the headers that do not travel end to end: hop-by-hop ones and those Connection names."""
+    if b"connection" in head.names:
+        return _HOP | {token.strip().lower() for value in head.values(b"connection") for token in value.split(b",")}
+    return _HOP
+
+
 def end_to_end(head: Head) -> Headers:
     """All headers but hop-by-hop ones and those the Connection header names."""
-    drop = _HOP
-    if b"connection" in head.names:
-        named = {token.strip().lower() for value in head.values(b"connection") for token in value.split(b",")}
-        drop = _HOP | named
+    drop = _dropped(head)
     return [pair for name, pair in zip(head.names, head.headers, strict=True) if name not in drop]
 
 
@@ -346,11 +350,15 @@ class Forward:
 def request_head(head: Head, host: bytes) -> tuple[bytes, bool]:
     """The head sent upstream (HTTP/1.1, end-to-end headers, Host rewritten) and whether the body goes
     chunked (the client sent it chunked: the chunks are sent on as they arrive)."""
-    headers = [(k, host) if k.lower() == b"host" else (k, v) for k, v in end_to_end(head)]
+    drop = _dropped(head)
+    parts = [f"{head.method} {head.target} HTTP/1.1\r\n".encode("latin-1")]
+    for name, (key, value) in zip(head.names, head.headers, strict=True):  # (one pass: every request)
+        if name not in drop:
+            parts += (key, b": ", host if name == b"host" else value, b"\r\n")
     if head.chunked:
-        headers.append((b"Transfer-Encoding", b"chunked"))
-    first = f"{head.method} {head.target} HTTP/1.1\r\n".encode("latin-1")
-    return _head_lines(first, headers), head.chunked
+        parts.append(b"Transfer-Encoding: chunked\r\n")
+    parts.append(b"\r\n")
+    return b"".join(parts), head.chunked
 
 
 def response_head(

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 HEAD = struct.Struct("<BIdI")
+SPEC_SIZE = struct.Struct("<I")
 
 
 class Op(IntEnum):
@@ -34,13 +34,16 @@ class Op(IntEnum):
     """``key`` is a process group to kill if the relay dies without saying goodbye."""
     CLOSE = 8
     """The relay is done; the payload is the end event's summary (JSON)."""
+    BODY = 9
+    """A whole stream in one record (a body that arrived in one read): opened, its bytes, closed. The
+    payload is ``SPEC_SIZE`` (the length of the StreamSpec's JSON), that JSON, then the bytes."""
 
 
-_OPS = frozenset(Op)
+_OPS = {op.value: op for op in Op}
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
+    # (a tuple: a recorder decodes several records per HTTP exchange, and a frozen dataclass costs more)
     op: Op
     key: int
     t: float
@@ -56,6 +59,17 @@ def head(op: Op, key: int, t: float, size: int) -> bytes:
 
 def encode(op: Op, key: int, t: float, payload: bytes = b"") -> bytes:
     return HEAD.pack(op, key, t, len(payload)) + payload
+
+
+def encode_body(t: float, spec: bytes, body: bytes) -> bytes:
+    return HEAD.pack(Op.BODY, 0, t, SPEC_SIZE.size + len(spec) + len(body)) + SPEC_SIZE.pack(len(spec)) + spec + body
+
+
+def decode_body(payload: bytes) -> tuple[bytes, bytes]:
+    """A BODY record's payload: (its StreamSpec as JSON, the bytes)."""
+    (size,) = SPEC_SIZE.unpack_from(payload)
+    end = SPEC_SIZE.size + size
+    return payload[SPEC_SIZE.size : end], payload[end:]
 
 
 # Built once: json.dumps with non-default options builds a new JSONEncoder on every call.
@@ -87,8 +101,9 @@ class RecordDecoder:
                 end = at + HEAD.size + length
                 if end > size:
                     break
-                if op in _OPS:  # an unknown record is skipped whole: its length still frames it
-                    yield Record(Op(op), key, t, bytes(view[at + HEAD.size : end]))
+                known = _OPS.get(op)
+                if known is not None:  # an unknown record is skipped whole: its length still frames it
+                    yield Record(known, key, t, bytes(view[at + HEAD.size : end]))
                 at = end
         finally:
             view.release()

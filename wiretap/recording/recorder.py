@@ -223,6 +223,12 @@ class Recorder:
             self._next_id += 1
             self._send_or_count([channel.encode(Op.OPEN, key_id, self.now(), spec.encode())])
 
+    def whole_json(self, spec: str, chunk: bytes) -> None:
+        """``open_json()``, ``data()`` and ``closed()`` at once, in one record: a stream whose bytes are all
+        here (an HTTP body that arrived in one read)."""
+        with self._lock:
+            self._send_or_count([channel.encode_body(self.now(), spec.encode(), chunk)])
+
     def guard_process_group(self, pgid: int) -> None:
         """If this process dies without ``close()``, the recorder kills process group ``pgid``."""
         with self._lock:

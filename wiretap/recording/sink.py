@@ -29,9 +29,12 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from wiretap.recording.channel import Op, Record, RecordDecoder
+import msgspec
+
+from wiretap.http.encoding import Decompressor
+from wiretap.recording.channel import Op, Record, RecordDecoder, decode_body
 from wiretap.recording.events import Kind
-from wiretap.recording.streams import Lines, RecordStream, StreamSpec, make_stream
+from wiretap.recording.streams import Lines, RecordStream, StreamSpec, body_message, make_stream
 from wiretap.recording.writer import RecordingWriter, encode_event
 
 READ_SIZE = 64 << 10
@@ -131,6 +134,8 @@ class Inbox:
 class Sink:
     """Turns records into events in the file."""
 
+    _decode_spec = staticmethod(msgspec.json.Decoder(dict[str, Any]).decode)
+
     def __init__(self, writer: RecordingWriter) -> None:
         self.writer = writer
         self.redact = True
@@ -147,10 +152,26 @@ class Sink:
             if stream is not None:
                 self._write_all(stream.feed(t, record.payload))
         elif op is Op.EVENT:
-            self._write_all([({"t": t, **record.json()}, None)])
+            payload = record.payload
+            if payload.startswith(b'{"kind":') and payload.endswith(b"}"):
+                # The relay's JSON (compact, ensure_ascii=False: what encode_event writes) with the stamp in
+                # front: the line encode_event({"t": t, **fields}) gives, without parsing and encoding it again.
+                self.writer.add(t, [b'{"t":' + float.__repr__(t).encode() + b"," + payload[1:] + b"\n"])
+            else:
+                self._write_all([({"t": t, **record.json()}, None)])
         elif op is Op.OPEN:
             spec = StreamSpec(**record.json())
             self._streams[key] = make_stream(spec, redact=self.redact)
+        elif op is Op.BODY:
+            spec_json, body = decode_body(record.payload)
+            spec = StreamSpec(**self._decode_spec(spec_json))
+            if spec.framing == "body" and Decompressor(spec.encoding).identity:  # (what its BodyStream would do)
+                self._write_all(body_message(t, spec.base, body, redact=self.redact))
+            else:
+                stream = make_stream(spec, redact=self.redact)
+                self._write_all(stream.feed(t, body))
+                self._write_all(stream.close(t))
+                self.dropped["messages"] += stream.lost
         elif op is Op.CLOSED:
             stream = self._streams.pop(key, None)
             if stream is not None:

@@ -276,10 +276,16 @@ class BodyStream:
             yield {"t": t, "kind": Kind.ERROR.value, **_truncation_note(self._base)}, None
             kept = _raw(body, redact=self._redact) | {"size": self._inflated}
             yield {"t": t, "kind": Kind.MESSAGE.value, **self._base, **kept, "truncated": True}, None
-        elif body.strip():
-            yield from message(t, self._base, body.rstrip(b"\r\n"), redact=self._redact)
-        elif "rest" in self._base:  # an A2A REST call is a message even without a body (GET /tasks/{id})
-            yield {"t": t, "kind": Kind.MESSAGE.value, **self._base, "size": len(body)}, None
+        else:
+            yield from body_message(t, self._base, body, redact=self._redact)
+
+
+def body_message(t: float, base: Event, body: bytes, *, redact: bool) -> Iterator[Recorded]:
+    """What a whole (decoded) body records: one message, or nothing for an empty one."""
+    if body.strip():
+        yield from message(t, base, body.rstrip(b"\r\n"), redact=redact)
+    elif "rest" in base:  # an A2A REST call is a message even without a body (GET /tasks/{id})
+        yield {"t": t, "kind": Kind.MESSAGE.value, **base, "size": len(body)}, None
 
 
 class SSEStream:

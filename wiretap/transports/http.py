@@ -150,10 +150,20 @@ class HttpProxy:
         """Close client connections that sent no request head in time, or too many idle ones."""
         loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(min(1.0, self.config.limits.client_head / 4))
-            for client in self._watch.expired(loop.time()):
+            limits = self.config.limits
+            await asyncio.sleep(min(1.0, limits.client_head / 4, limits.upstream_head / 4))
+            now = loop.time()
+            for client in self._watch.expired(now):
                 assert isinstance(client, ClientConnection)
                 client.close()
+            for client in list(self._clients):
+                exchange = client.exchange
+                if exchange is None:
+                    continue
+                if exchange.head_due is not None and now >= exchange.head_due:
+                    exchange.head_timeout()
+                elif client.body_stalled(now, limits.client_head):
+                    exchange.body_timeout(limits.client_head)
             self.flush()
 
     async def stop(self) -> None:
@@ -269,6 +279,9 @@ class ClientConnection(_Peer):
         """No more requests are read: close once the current exchange is done."""
         self.eof = False
         self._paused: set[str] = set()
+        self.reads = 0
+        self._quiet: tuple[int, float] | None = None
+        """(reads, since when) while a request body is awaited: the sweep's view of a body that stalls."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast("asyncio.Transport", transport)  # (uvloop's are not asyncio.Transport subclasses)
@@ -283,6 +296,7 @@ class ClientConnection(_Peer):
     def data_received(self, data: bytes) -> None:
         if self.gone:  # (closing: nothing more is read)
             return
+        self.reads += 1
         self.proxy.recorder.hold()
         try:
             self.events.extend(self.parser.feed(data))
@@ -316,6 +330,18 @@ class ClientConnection(_Peer):
             self.transport = None
         finally:
             proxy.flush()
+
+    def body_stalled(self, now: float, limit: float) -> bool:
+        """Whether the current request's body has sent no byte for ``limit`` seconds (the proxy did not
+        stop reading it). Asked by the sweep: nothing is timed per request."""
+        exchange = self.exchange
+        if exchange is None or exchange.request_complete or self._paused or self.gone:
+            self._quiet = None
+            return False
+        if self._quiet is None or self._quiet[0] != self.reads:
+            self._quiet = (self.reads, now)
+            return False
+        return now - self._quiet[1] >= limit
 
     def pause_writing(self) -> None:
         if self.exchange is not None:

@@ -28,6 +28,8 @@ _FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
 _FIRST_EVENT_LIMIT = 1 << 16
 _HELD_LIMIT = 1 << 20
 """Bytes of a request body held while the upstream connection opens, before the client is paused."""
+CARD_LIMIT = 1 << 20
+"""Bytes of an agent card held to rewrite it; a larger one passes unrewritten, as it arrives."""
 _RESEND_LIMIT = 1 << 16
 """Bytes of a request kept to send again on a fresh connection if a reused one turns out closed."""
 
@@ -71,6 +73,10 @@ class Exchange:
         self.finished = False
         self._c2s_open = False
         self._s2c_open = False
+        self._c2s_spec: str | None = None
+        self._s2c_spec: str | None = None
+        """A body stream's StreamSpec (JSON) until its first bytes: a body that comes whole in one read
+        goes to the recorder in one record (``whole_json``), not three."""
         self._answered = False
         """A response head (the upstream's or wiretap's own) has gone to the client."""
         self._response_done = False
@@ -90,18 +96,31 @@ class Exchange:
         self._sent_size = 0
         self._retried = False
         self._connecting: asyncio.Task[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self.head_due: float | None = None
+        """When the upstream's response head is due (loop time); the proxy's sweep answers 504 after it."""
+
+    def _spec(self, direction: Direction, framing: str, encoding: str | None) -> str:
+        """The stream's StreamSpec as JSON (what ``StreamSpec.to_dict()`` gives as JSON)."""
+        if self.rest is not None:
+            return _JSON.encode(StreamSpec(framing, self._base(direction), encoding).to_dict())
+        return (
+            f'{{"framing":"{framing}","base":{{"dir":"{direction.value}","ex":{self.ex}}},'
+            f'"encoding":{_text(encoding)}}}'
+        )
 
     def _open(self, direction: Direction, framing: str, encoding: str | None) -> None:
-        key = (self.ex, direction)
-        if self.rest is not None:
-            self.recorder.open(key, StreamSpec(framing, self._base(direction), encoding))
-            return
-        self.recorder.open_json(
-            key,
-            f'{{"framing":"{framing}","base":{{"dir":"{direction.value}","ex":{self.ex}}},'
-            f'"encoding":{_text(encoding)}}}',
-        )
+        self.recorder.open_json((self.ex, direction), self._spec(direction, framing, encoding))
+
+    def _body_data(self, direction: Direction, spec: str | None, data: bytes, whole: bool) -> None:
+        """Bytes of a body stream whose spec is ``spec`` if not opened yet: all of it (``whole``) in one
+        record, else opened first."""
+        if spec is None:
+            self.recorder.data((self.ex, direction), data)
+        elif whole:
+            self.recorder.whole_json(spec, data)
+        else:
+            self.recorder.open_json((self.ex, direction), spec)
+            self.recorder.data((self.ex, direction), data)
 
     def _base(self, direction: Direction) -> Event:
         base: Event = {"dir": direction.value, "ex": self.ex}
@@ -129,11 +148,11 @@ class Exchange:
             f'"path":{_text(self._shown_path)},"query":{_text(self._shown_query)},'
             f'"version":{_text(head.version)},"headers":{proxy.recorded_headers.json(head.headers)}}}'
         )
-        self._open(Direction.C2S, "body", head.text(b"content-encoding"))
+        self._c2s_spec = self._spec(Direction.C2S, "body", head.text(b"content-encoding"))
         self._c2s_open = True
         request_head, _ = wire.request_head(head, self.proxy._host_header)
         loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(self.proxy.config.limits.upstream_head, self._head_timeout)
+        self.head_due = loop.time() + self.proxy.config.limits.upstream_head  # (no timer per request)
         upstream = self.proxy.idle_upstream()
         if upstream is not None:
             self._attach(upstream, request_head)
@@ -192,8 +211,13 @@ class Exchange:
                 self._sent = None
 
     def request_body(self, data: bytes) -> None:
+        spec, self._c2s_spec = self._c2s_spec, None
+        whole = not self.bytes_in and len(data) == self.head.content_length
         self.bytes_in += len(data)
-        self.recorder.data((self.ex, Direction.C2S), data)
+        if self._c2s_open:
+            self._body_data(Direction.C2S, spec, data, whole)
+            if whole:
+                self._c2s_open = False
         if self._answered and self.upstream is None:
             return  # answered already (an error, or early): recorded, not forwarded
         out = wire.chunk(data) if self._chunked_in else data
@@ -223,10 +247,33 @@ class Exchange:
             self._answer_generated(400, "Bad Request", bad)
         self._abandon("client_disconnected")
 
+    def body_timeout(self, seconds: float) -> None:
+        """The request body stopped arriving mid-way (a slow-body slowloris): 408 if nothing was answered,
+        and the connection closed."""
+        self.proxy.recorder.hold()
+        try:
+            why = f"the request body stopped arriving: no byte for {seconds:g} s"
+            self.recorder.event(Kind.ERROR, ex=self.ex, error="client_timeout", message=why)
+            self.proxy.warn(f"connection {self.conn}: {why}; closed")
+            if not self._answered:
+                text = f"wiretap: request timeout: {why}\n"
+                self._answer_generated(408, "Request Timeout", wire.generated(408, "Request Timeout", text, close=True))
+            self._abandon("client_timeout")
+        finally:
+            self.proxy.flush()
+
     def _close_c2s(self) -> None:
         if self._c2s_open:
             self._c2s_open = False
-            self.recorder.closed((self.ex, Direction.C2S))
+            self._close_stream(Direction.C2S, self._c2s_spec)
+            self._c2s_spec = None
+
+    def _close_stream(self, direction: Direction, spec: str | None) -> None:
+        if spec is None:
+            self.recorder.closed((self.ex, direction))
+        elif self.rest is not None:  # no bytes, yet a message (an A2A REST call without a body)
+            self.recorder.whole_json(spec, b"")
+        # else: a body stream without bytes records nothing, and is not opened
 
     # The response.
 
@@ -235,9 +282,7 @@ class Exchange:
             if head.status != 101 and self.head.version == "1.1":
                 self.client.write(wire.informational(head))
             return
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self.head_due = None
         self.recorder.event_json(
             f'{{"kind":"http_response","ex":{self.ex},"status":{head.status},"reason":{_text(head.reason)},'
             f'"headers":{self.proxy.recorded_headers.json(head.headers)}}}'
@@ -248,9 +293,14 @@ class Exchange:
         sse = _event_stream(content_type)
         encoding = head.text(b"content-encoding")
         if self.path in CARD_PATHS and head.status == 200 and "json" in content_type:
-            self._mode = "card"  # its recording opens once it is known how the card goes out
-            return
-        self._open(Direction.S2C, "sse" if sse else "body", encoding)
+            if head.content_length is None or head.content_length <= CARD_LIMIT:
+                self._mode = "card"  # its recording opens once it is known how the card goes out
+                return
+            self._card_too_large()
+        if sse:
+            self._open(Direction.S2C, "sse", encoding)
+        else:
+            self._s2c_spec = self._spec(Direction.S2C, "body", encoding)
         self._s2c_open = True
         self._send_head(head)
         if sse and self.head.method == "GET":
@@ -277,7 +327,16 @@ class Exchange:
             return
         self._held.append(data)
         self._held_size += len(data)
-        if self._mode == "first":
+        if self._mode == "card" and self._held_size > CARD_LIMIT:
+            held, self._held, self._held_size, self._mode = b"".join(self._held), [], 0, "stream"
+            head = self._response_head
+            assert head is not None
+            self._card_too_large()
+            self._open(Direction.S2C, "body", head.text(b"content-encoding"))
+            self._s2c_open = True
+            self._send_head(head)
+            self._send_body(held)
+        elif self._mode == "first":
             held = b"".join(self._held)
             if any(end in held for end in _FIRST_EVENT_END) or len(held) > _FIRST_EVENT_LIMIT:
                 self._held, self._held_size, self._mode = [], 0, "stream"
@@ -286,8 +345,14 @@ class Exchange:
     def _send_body(self, data: bytes) -> None:
         if not data or self.client.gone:  # (a client connection closing takes nothing more: nothing passes)
             return
+        spec, self._s2c_spec = self._s2c_spec, None
+        head = self._response_head
+        whole = not self.bytes_out and head is not None and len(data) == head.content_length
         self.bytes_out += len(data)
-        self.recorder.data((self.ex, Direction.S2C), data)
+        if self._s2c_open:
+            self._body_data(Direction.S2C, spec, data, whole)
+            if whole:
+                self._s2c_open = False
         self.client.write(wire.chunk(data) if self._chunked_out else data)
 
     def response_end(self, upstream: UpstreamConnection) -> None:
@@ -308,7 +373,8 @@ class Exchange:
     def _close_s2c(self) -> None:
         if self._s2c_open:
             self._s2c_open = False
-            self.recorder.closed((self.ex, Direction.S2C))
+            self._close_stream(Direction.S2C, self._s2c_spec)
+            self._s2c_spec = None
 
     def _detach(self, *, keep: bool) -> None:
         upstream, self.upstream = self.upstream, None
@@ -390,17 +456,15 @@ class Exchange:
         self._generated_answer(504, "Gateway Timeout", text)
 
     def _generated_answer(self, status: int, reason: str, text: str) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self.head_due = None
         self._detach(keep=False)
         # A body still coming is read and recorded, not forwarded; then the connection closes.
         self._close = self._close or not self.request_complete
         self._answer_generated(status, reason, wire.generated(status, reason, text, close=self._close))
         self._maybe_finish()
 
-    def _head_timeout(self) -> None:
-        self._timer = None
+    def head_timeout(self) -> None:
+        self.head_due = None
         if self._answered or self.finished:
             return
         if self._connecting is not None:
@@ -441,9 +505,7 @@ class Exchange:
             return
         self.finished = True
         self.proxy.active -= 1
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self.head_due = None
         if self._connecting is not None:
             self._connecting.cancel()
         self._close_c2s()
@@ -469,6 +531,11 @@ class Exchange:
             return held
         self._record_rewrite("sse_endpoint", [{"field": "endpoint", "from": old, "to": new}], [])
         return held.replace(old.encode(), new.encode(), 1)
+
+    def _card_too_large(self) -> None:
+        why = f"the agent card is over {CARD_LIMIT >> 20} MiB: passed on unrewritten, so clients may bypass the proxy"
+        self.recorder.event(Kind.ERROR, ex=self.ex, error="card_too_large", message=why)
+        self.proxy.warn(f"{self.path}: {why}")
 
     def _send_card(self, body: bytes) -> None:
         head = self._response_head

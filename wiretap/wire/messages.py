@@ -124,6 +124,21 @@ def _dumps(value: Any) -> bytes:
         return json.dumps(value, separators=(",", ":")).encode()
 
 
+_HARMLESS_KEY = '"progressToken":'
+"""In nearly every MCP request (``_meta``) and progress notification; its "token" sends them down the
+redaction walk, which finds nothing under a key that names no secret (``names_secret`` says so: tested)."""
+
+
+def _only_harmless_keys(text: str, body: Frame) -> bool:
+    """Whether ``text`` is JSON whose only trace of a secret is a ``progressToken`` key: then the walk
+    could redact nothing. In JSON that spelling is a key, never inside a string (its quotes would be
+    escaped); keys are only read by the walk to judge the value under them, and every other place a
+    rule could match is still in the text the pre-check reads."""
+    if _HARMLESS_KEY not in text or may_need_redaction(text.replace(_HARMLESS_KEY, '"":')):
+        return False
+    return is_verbatim_json(body) or _is_json(text)
+
+
 def record_frame(frame: Frame, *, redact: bool, clean: bool = False) -> RecordedFrame:
     """``clean``: the pre-check already found nothing to redact in the frame (``may_hold_token_in``)."""
     out = RecordedFrame({"size": len(frame)})
@@ -137,18 +152,28 @@ def record_frame(frame: Frame, *, redact: bool, clean: bool = False) -> Recorded
         out.fields["raw"] = bytes(body).decode("utf-8", errors="replace")
         out.fields["raw_base64"] = base64.b64encode(body).decode("ascii")
         return out
-    if not text.strip() or not _is_json(text):
-        out.fields["raw"] = redact_text(text)[0] if redact and not clean else text
+    if not text.strip():
+        out.fields["raw"] = text
         return out
-    if redact and not clean and may_need_redaction(text):
-        try:
-            cleaned, count = redact_json(json.loads(text))
-        except RecursionError:  # deeper than Python's stack: recorded as text, redacted as text
-            out.fields["raw"] = redact_text(text)[0]
-            return out
-        if count:
-            out.fields["redacted"] = count
-            out.msg_bytes = _dumps(cleaned)
-            return out
+    if not redact or clean or not may_need_redaction(text) or _only_harmless_keys(text, body):
+        if is_verbatim_json(body) or _is_json(text):
+            out.msg_bytes = body
+        else:  # (redact_text would find nothing to redact in it)
+            out.fields["raw"] = text
+        return out
+    try:
+        value = _STRICT_DECODER.decode(text)  # (parsed once: the check that it is JSON, and what is redacted)
+    except (ValueError, RecursionError):
+        out.fields["raw"] = redact_text(text)[0]
+        return out
+    try:
+        cleaned, count = redact_json(value)
+    except RecursionError:  # deeper than Python's stack: recorded as text, redacted as text
+        out.fields["raw"] = redact_text(text)[0]
+        return out
+    if count:
+        out.fields["redacted"] = count
+        out.msg_bytes = _dumps(cleaned)
+        return out
     out.msg_bytes = body
     return out

@@ -129,9 +129,51 @@ def _may_hold_token_scan(data: bytes) -> bool:
     )
 
 
+_CHECKED: dict[str, bool] = {}
+"""``_may_hold_token_fast`` of short strings: JSON-RPC versions, method and tool names, enum values repeat."""
+
+
+def _may_hold_token_fast(text: str) -> bool:
+    if len(text) > 64:  # (long ones are mostly unique)
+        return _may_hold_token_checked(text)
+    known = _CHECKED.get(text)
+    if known is None:
+        known = _may_hold_token_checked(text)
+        if len(_CHECKED) >= 4096:
+            _CHECKED.clear()
+        _CHECKED[text] = known
+    return known
+
+
+def _may_hold_token_checked(text: str) -> bool:
+    """``may_hold_token``, after the RE2 pre-check (one pass in C) has said a rule might match at all."""
+    if _PRECHECK is not None:
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate
+            return may_hold_token(text)
+        if _PRECHECK.search(data) is None:
+            return False
+    return may_hold_token(text)
+
+
 def may_need_redaction(json_text: str) -> bool:
     """A cheap pre-check on serialized JSON (or any text), so that clean messages are recorded verbatim."""
-    return may_hold_token(json_text)
+    return _may_hold_token_fast(json_text)
+
+
+_SECRET_KEYS: dict[str, bool] = {}
+
+
+def _names_secret(key: str) -> bool:
+    """``names_secret`` (not for a query), remembered: the keys of JSON messages repeat."""
+    known = _SECRET_KEYS.get(key)
+    if known is None:
+        known = names_secret(key)
+        if len(_SECRET_KEYS) >= 4096:
+            _SECRET_KEYS.clear()
+        _SECRET_KEYS[key] = known
+    return known
 
 
 def is_sensitive_key(key: str) -> bool:
@@ -155,9 +197,9 @@ class Redactor:
 
     def string(self, text: str, *, under: str | None = None) -> tuple[str, int]:
         """A string value; ``under`` is the key it sits under, if any."""
-        if under is not None and names_secret(under) and can_be_secret(text, password=names_password(under)):
+        if under is not None and _names_secret(under) and can_be_secret(text, password=names_password(under)):
             return self.mark(text), 1
-        if not may_hold_token(text):
+        if not _may_hold_token_fast(text):
             return text, 0
         if text.lstrip()[:1] in ("{", "["):
             redacted = self._json_text(text)
