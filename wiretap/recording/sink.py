@@ -95,13 +95,15 @@ class Inbox:
             with self._cond:
                 if not data:
                     self._eof = True
-                else:
-                    self._chunks.append((arrived, data))
-                    self._size += len(data)
-                    self._last_arrival = arrived
-                self._cond.notify_all()
-            if not data:
-                return
+                    self._cond.notify_all()
+                    return
+                # A chunk that only prolongs a hold wakes nobody: the taker looks again when its wait ends.
+                wake = not self._chunks or self._size < HOLD_AT_MOST_BYTES <= self._size + len(data)
+                self._chunks.append((arrived, data))
+                self._size += len(data)
+                self._last_arrival = arrived
+                if wake:
+                    self._cond.notify_all()
 
     def _hold_for(self, now: float) -> float:
         """Called with the lock held, with chunks in the inbox."""
