@@ -7,10 +7,12 @@ secret is the table in ``wiretap.secrets``; the pre-check is derived from that t
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import os
 import re
+import threading
 from typing import Any
 from urllib.parse import unquote
 
@@ -90,34 +92,62 @@ _PIVOTED_BYTES = {pivot.encode(): tuple(a.encode() for a in group) for pivot, gr
 _PLAIN_BYTES = tuple(anchor.encode() for anchor in PLAIN_ANCHORS)
 _FOLD_BYTES = tuple(char.encode() for char in FOLDS_TO_ASCII)
 _ESCAPED_ASCII_BYTES = re.compile(ESCAPED_ASCII.pattern.encode())
-PRECHECK_PATTERN = (
-    rb"(?i)"
-    + b"|".join(re.escape(anchor) for anchor in sorted(_ANCHOR_BYTES, key=len, reverse=True))
-    + b"|"
-    + _ESCAPED_ASCII_BYTES.pattern
-    + b"".join(b"|" + re.escape(char) for char in _FOLD_BYTES)
+PRECHECK_EXPRESSIONS = (
+    *(re.escape(anchor) for anchor in _ANCHOR_BYTES),
+    _ESCAPED_ASCII_BYTES.pattern,
+    *(b"".join(b"\\x%02x" % byte for byte in char) for char in _FOLD_BYTES),
 )
-"""One alternation of every anchor (ASCII case-insensitive), JSON's ASCII escapes and the characters above."""
+"""Every anchor (matched ASCII case-insensitively), JSON's ASCII escapes and the characters above."""
+_LONGEST_MATCH = 64
+"""More than any expression above can match (the longest anchor has 13 bytes, an escape 6)."""
+_SCAN_WINDOW = 1 << 30
+"""The most one Hyperscan call reads (it takes a 32-bit length): a longer buffer is read in windows."""
 
 
-def _load_re2() -> Any:
+@functools.cache
+def _precheck() -> Any:
+    """Hyperscan and its database of the expressions, built on first use (the import and the compile take
+    ~10 ms); None where it is not installed."""
     try:
-        import re2  # type: ignore[import-not-found, import-untyped, unused-ignore]
+        import hyperscan
     except ImportError:  # a platform without its wheels: the scans below say the same, more slowly
         return None
-    return re2.compile(PRECHECK_PATTERN)
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH
+    database.compile(expressions=list(PRECHECK_EXPRESSIONS), flags=flags)
+    return hyperscan, database
 
 
-_PRECHECK = _load_re2()
+_SCRATCH = threading.local()
+"""Hyperscan's scratch space, one per thread (a database's own must not be used by two threads at once)."""
+
+
+def _stop(*_: Any) -> bool:
+    return True  # the first match answers the question: stop the scan there
 
 
 def may_hold_token_in(data: bytes | bytearray | memoryview) -> bool:
     """The pre-check over raw UTF-8 bytes, many messages at once: False only when ``may_hold_token`` is
-    False for every piece of ``data`` (a line, or any slice of it). A DFA (RE2) reads it once, at ~600 MB/s;
-    the fallback is the scans ``may_hold_token`` makes, on bytes."""
-    if _PRECHECK is not None:
-        return _PRECHECK.search(data) is not None
-    return _may_hold_token_scan(bytes(data))
+    False for every piece of ``data`` (a line, or any slice of it). Hyperscan reads it once (SIMD, ~3 GB/s
+    here, ~0.2 us a call); the fallback is the scans ``may_hold_token`` makes, on bytes."""
+    precheck = _precheck()
+    if precheck is None:
+        return _may_hold_token_scan(bytes(data))
+    hyperscan, database = precheck
+    scratch = getattr(_SCRATCH, "scratch", None)
+    if scratch is None:
+        scratch = _SCRATCH.scratch = hyperscan.Scratch(database)
+    try:
+        if len(data) <= _SCAN_WINDOW:
+            database.scan(data, match_event_handler=_stop, scratch=scratch)
+            return False
+        view = memoryview(data)
+        # Windows overlap by more than a match's length, so that none is cut in two.
+        for start in range(0, len(view) - _LONGEST_MATCH, _SCAN_WINDOW - _LONGEST_MATCH):
+            database.scan(view[start : start + _SCAN_WINDOW], match_event_handler=_stop, scratch=scratch)
+    except hyperscan.ScanTerminated:
+        return True
+    return False
 
 
 def _may_hold_token_scan(data: bytes) -> bool:
