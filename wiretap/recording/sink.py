@@ -22,6 +22,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from wiretap.recording import memory
 from wiretap.recording.channel import Op, Record, RecordDecoder
 from wiretap.recording.events import Kind
 from wiretap.recording.streams import Lines, RecordStream, StreamSpec, make_stream
@@ -248,6 +249,7 @@ def _release_stderr() -> None:
 def main() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(signum, signal.SIG_IGN)
+    memory.keep_buffers()
     run(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
 
 
