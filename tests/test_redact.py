@@ -1,5 +1,8 @@
 import json
+import os
 import re
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -270,6 +273,25 @@ def test_a_buffer_longer_than_one_scan_is_read_in_windows_that_cut_no_anchor_in_
     for anchor in (b"Authorization", b"-----BEGIN", b"\\u0074", "\u212a".encode(), b"@"):
         for at in range(len(filler) + 1):
             assert may_hold_token_in(filler[:at] + anchor + filler[at:]), (anchor, at)
+
+
+_BUILT_APART = """
+from wiretap.wire import redact
+from wiretap.wire.secrets import ANCHORS
+redact.build_precheck_apart()
+assert redact._BUILT_APART, "the child process handed over no database"
+filler = b"lorem ipsum dolor " * 50
+assert not redact.may_hold_token_in(filler)
+assert all(redact.may_hold_token_in(filler + a.upper().encode() + filler) for a in ANCHORS)
+redact._BUILT_APART = b"not a database"  # one this build cannot read: compiled here instead
+redact._precheck.cache_clear()
+assert redact.may_hold_token_in(b"x token x") and not redact.may_hold_token_in(filler)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="builds it in a forked child")
+def test_a_pre_check_built_in_a_child_process_says_what_one_built_here_says() -> None:
+    subprocess.run([sys.executable, "-c", _BUILT_APART], check=True, timeout=60)  # (it forks: not in pytest's process)
 
 
 def test_threads_checking_at_once_each_get_their_own_answer() -> None:

@@ -7,6 +7,7 @@ secret is the table in ``wiretap.secrets``; the pre-check is derived from that t
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hmac
 import json
@@ -104,18 +105,61 @@ _SCAN_WINDOW = 1 << 30
 """The most one Hyperscan call reads (it takes a 32-bit length): a longer buffer is read in windows."""
 
 
+def _compile(hyperscan: Any) -> Any:
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH
+    database.compile(expressions=list(PRECHECK_EXPRESSIONS), flags=flags)
+    return database
+
+
+_BUILT_APART: bytes | None = None
+"""The database as ``build_precheck_apart()`` got it from its child process (serialized)."""
+
+
+def build_precheck_apart() -> None:
+    """Build the pre-check's database in a child process, to be loaded here: Hyperscan's compiler is
+    ~4 MiB of code that stays resident in a process that ran it (loading costs ~0.5 MiB). For the
+    recorder process, whose peak is budgeted; call it before any thread starts (it forks)."""
+    global _BUILT_APART
+    try:
+        import hyperscan
+    except ImportError:
+        return
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: whatever happens, it ends here, and an empty pipe means "compile it yourself"
+        try:
+            os.close(read)
+            view = memoryview(hyperscan.dumpb(_compile(hyperscan)))
+            while view:
+                view = view[os.write(write, view) :]
+        finally:
+            os._exit(0)
+    os.close(write)
+    chunks = []
+    with contextlib.suppress(OSError):
+        while chunk := os.read(read, 1 << 16):
+            chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    _BUILT_APART = b"".join(chunks) or None
+    _precheck.cache_clear()
+
+
 @functools.cache
 def _precheck() -> Any:
     """Hyperscan and its database of the expressions, built on first use (the import and the compile take
-    ~10 ms); None where it is not installed."""
+    ~10 ms) unless it was built apart; None where Hyperscan is not installed."""
     try:
         import hyperscan
     except ImportError:  # a platform without its wheels: the scans below say the same, more slowly
         return None
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH
-    database.compile(expressions=list(PRECHECK_EXPRESSIONS), flags=flags)
-    return hyperscan, database
+    if _BUILT_APART is not None:
+        try:
+            return hyperscan, hyperscan.loadb(_BUILT_APART, hyperscan.HS_MODE_BLOCK)
+        except hyperscan.error:  # (a serialized database this build cannot read)
+            pass
+    return hyperscan, _compile(hyperscan)
 
 
 _SCRATCH = threading.local()
