@@ -22,7 +22,8 @@ def fresh_lookup() -> Iterator[None]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
-def test_on_linux_the_allocator_takes_the_settings() -> None:
+def test_on_linux_the_allocator_takes_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WIRETAP_PORTABLE", raising=False)
     assert memory.keep_buffers()
     memory.give_back()
 
