@@ -125,8 +125,16 @@ def build_precheck_apart() -> None:
         import hyperscan
     except ImportError:
         return
-    read, write = os.pipe()
-    pid = os.fork()
+    try:
+        read, write = os.pipe()
+    except OSError:  # then it is compiled here, on first use
+        return
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return
     if pid == 0:  # the child: whatever happens, it ends here, and an empty pipe means "compile it yourself"
         try:
             os.close(read)
@@ -141,7 +149,8 @@ def build_precheck_apart() -> None:
         while chunk := os.read(read, 1 << 16):
             chunks.append(chunk)
     os.close(read)
-    os.waitpid(pid, 0)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
     _BUILT_APART = b"".join(chunks) or None
     _precheck.cache_clear()
 
