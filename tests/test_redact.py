@@ -1,6 +1,11 @@
 import json
+import os
 import re
+import subprocess
+import sys
+import threading
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -224,7 +229,7 @@ def test_the_batch_pre_check_never_passes_over_a_line_the_per_message_one_would_
     from wiretap.wire.redact import _may_hold_token_scan
 
     data = "\n".join(lines).encode("utf-8", "surrogatepass")
-    for check in (may_hold_token_in, _may_hold_token_scan):  # RE2, and the scans without it
+    for check in (may_hold_token_in, _may_hold_token_scan):  # Hyperscan, and the scans without it
         if not check(data):
             for line in "\n".join(lines).split("\n"):
                 assert not may_need_redaction(line)
@@ -255,3 +260,50 @@ def test_the_batch_pre_check_finds_each_anchor_in_any_case_at_any_place() -> Non
             assert may_hold_token_in(filler + spelled.encode() + filler), spelled
     assert may_hold_token_in(filler + b'"\\u0074oken"')
     assert not may_hold_token_in(filler)
+
+
+def test_a_buffer_longer_than_one_scan_is_read_in_windows_that_cut_no_anchor_in_two(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from wiretap.wire import redact
+
+    monkeypatch.setattr(redact, "_SCAN_WINDOW", 100)  # Hyperscan's own limit is 4 GiB
+    filler = b"lorem ipsum dolor " * 20
+    assert not may_hold_token_in(filler)
+    for anchor in (b"Authorization", b"-----BEGIN", b"\\u0074", "\u212a".encode(), b"@"):
+        for at in range(len(filler) + 1):
+            assert may_hold_token_in(filler[:at] + anchor + filler[at:]), (anchor, at)
+
+
+_BUILT_APART = """
+from wiretap.wire import redact
+from wiretap.wire.secrets import ANCHORS
+redact.build_precheck_apart()
+assert redact._BUILT_APART, "the child process handed over no database"
+filler = b"lorem ipsum dolor " * 50
+assert not redact.may_hold_token_in(filler)
+assert all(redact.may_hold_token_in(filler + a.upper().encode() + filler) for a in ANCHORS)
+redact._BUILT_APART = b"not a database"  # one this build cannot read: compiled here instead
+redact._precheck.cache_clear()
+assert redact.may_hold_token_in(b"x token x") and not redact.may_hold_token_in(filler)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="builds it in a forked child")
+def test_a_pre_check_built_in_a_child_process_says_what_one_built_here_says() -> None:
+    subprocess.run([sys.executable, "-c", _BUILT_APART], check=True, timeout=60)  # (it forks: not in pytest's process)
+
+
+def test_threads_checking_at_once_each_get_their_own_answer() -> None:
+    clean, dirty = b"lorem ipsum dolor " * 50_000, b"lorem ipsum dolor " * 50_000 + b"token"
+    answers: list[bool] = []
+
+    def check(data: bytes) -> None:
+        answers.extend(may_hold_token_in(data) for _ in range(50))
+
+    threads = [threading.Thread(target=check, args=(data,)) for data in (clean, dirty, clean, dirty)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(answers) == [False] * 100 + [True] * 100

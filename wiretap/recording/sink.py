@@ -32,10 +32,12 @@ from typing import Any
 import msgspec
 
 from wiretap.http.encoding import Decompressor
+from wiretap.recording import memory
 from wiretap.recording.channel import Op, Record, RecordDecoder, decode_body
 from wiretap.recording.events import Kind
 from wiretap.recording.streams import Lines, RecordStream, StreamSpec, body_message, make_stream
 from wiretap.recording.writer import RecordingWriter, encode_event
+from wiretap.wire.redact import build_precheck_apart
 
 READ_SIZE = 64 << 10
 """Small enough that the relay waits at most one read's worth of recording when the inbox is full."""
@@ -309,6 +311,8 @@ def _release_stderr() -> None:
 def main() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(signum, signal.SIG_IGN)
+    memory.keep_buffers()
+    build_precheck_apart()  # (before run() starts threads)
     run(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
 
 

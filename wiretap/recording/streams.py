@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from wiretap.http.encoding import INFLATED_LIMIT, Decompressor
+from wiretap.recording import memory
 from wiretap.recording.events import Event, Kind
 from wiretap.wire.framing import Frame, LineFramer
 from wiretap.wire.messages import are_verbatim_json, is_verbatim_json, record_frame
@@ -123,6 +124,8 @@ class LineStream:
         frames = self._framer.feed(chunk)
         if not frames:
             return
+        if continued and len(frames[0]) >= memory.GIVE_BACK_AT:
+            memory.give_back()  # before reading a huge line makes a copy of its text
         if self._skip_fragment:  # the tail of a line whose start a gap took
             self._skip_fragment = False
             self.lost += 1
