@@ -50,14 +50,18 @@ def is_complete(path: Path) -> bool:
     return isinstance(event, dict) and event.get("kind") == "end"
 
 
-def wait_complete(path: Path, timeout: float = 30.0, *, poll: float = 0.01) -> bool:
-    """Wait until the recording is complete (see ``is_complete``); False if it is not within ``timeout``."""
+def _wait_until(done: Callable[[], bool], timeout: float, poll: float) -> bool:
     deadline = time.monotonic() + timeout
-    while not is_complete(path):
+    while not done():
         if time.monotonic() > deadline:
             return False
         time.sleep(poll)
     return True
+
+
+def wait_complete(path: Path, timeout: float = 30.0, *, poll: float = 0.01) -> bool:
+    """Wait until the recording is complete (see ``is_complete``); False if it is not within ``timeout``."""
+    return _wait_until(lambda: is_complete(path), timeout, poll)
 
 
 def writers_gone(path: Path) -> bool:
@@ -79,9 +83,4 @@ def writers_gone(path: Path) -> bool:
 
 def wait_released(path: Path, timeout: float = 30.0, *, poll: float = 0.01) -> bool:
     """Wait until the processes that wrote the recording (the relay, its recorder) have let go of it."""
-    deadline = time.monotonic() + timeout
-    while not writers_gone(path):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(poll)
-    return True
+    return _wait_until(lambda: writers_gone(path), timeout, poll)

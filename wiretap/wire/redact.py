@@ -212,20 +212,10 @@ def _may_hold_token_scan(data: bytes) -> bool:
     )
 
 
-_CHECKED: dict[str, bool] = {}
-"""``_may_hold_token_fast`` of short strings: JSON-RPC versions, method and tool names, enum values repeat."""
-
-
 def _may_hold_token_fast(text: str) -> bool:
     if len(text) > 64:  # (long ones are mostly unique)
         return _may_hold_token_checked(text)
-    known = _CHECKED.get(text)
-    if known is None:
-        known = _may_hold_token_checked(text)
-        if len(_CHECKED) >= 4096:
-            _CHECKED.clear()
-        _CHECKED[text] = known
-    return known
+    return _may_hold_token_short(text)
 
 
 def _may_hold_token_checked(text: str) -> bool:
@@ -240,23 +230,19 @@ def _may_hold_token_checked(text: str) -> bool:
     return may_hold_token(text)
 
 
+_may_hold_token_short = functools.lru_cache(maxsize=4096)(_may_hold_token_checked)
+"""Short strings repeat: JSON-RPC versions, method and tool names, enum values."""
+
+
 def may_need_redaction(json_text: str) -> bool:
     """A cheap pre-check on serialized JSON (or any text), so that clean messages are recorded verbatim."""
     return _may_hold_token_fast(json_text)
 
 
-_SECRET_KEYS: dict[str, bool] = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def _names_secret(key: str) -> bool:
     """``names_secret`` (not for a query), remembered: the keys of JSON messages repeat."""
-    known = _SECRET_KEYS.get(key)
-    if known is None:
-        known = names_secret(key)
-        if len(_SECRET_KEYS) >= 4096:
-            _SECRET_KEYS.clear()
-        _SECRET_KEYS[key] = known
-    return known
+    return names_secret(key)
 
 
 def is_sensitive_key(key: str) -> bool:
