@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wiretap.recording.events import FORMAT_VERSION, Header, Kind
+from wiretap.recording.events import FORMAT_VERSION, Direction, Header, Kind
 from wiretap.recording.follow import tail_lines, wait_released, writers_gone
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording, open_recording, read_all
@@ -194,3 +195,24 @@ def test_a_recording_is_released_only_when_every_process_writing_it_is_gone(tmp_
     child.stdin.close()
     child.wait(10)
     assert wait_released(path, 10)
+
+
+class FullPipe(io.StringIO):
+    """A stderr that is a full non-blocking pipe: every write fails."""
+
+    def write(self, text: str) -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+
+def test_a_warning_that_finds_stderr_full_never_stops_the_traffic(tmp_path: Path) -> None:
+    fd, path = create_unique(tmp_path / "full.jsonl")
+    recorder = Recorder(RecordingWriter(fd, path), Header("stdio", "full", []), stderr=FullPipe())
+    open_stdio_streams(recorder)
+    assert recorder._proc is not None
+    recorder._proc.kill()  # the recorder dies: wiretap says so on a stderr that takes nothing
+    recorder._proc.wait()
+    for _ in range(3):
+        recorder.data(Direction.C2S, b'{"jsonrpc":"2.0","method":"ping"}\n')
+    recorder.close(settle=False)
+    events = [json.loads(line) for line in path.read_text().splitlines() if line]
+    assert any(e.get("error") == "recorder_died" for e in events)

@@ -336,10 +336,15 @@ class Recorder:
         if select.select([], [self._fd], [], stall_after())[1]:
             return True
         self._stalled = True
-        print(f"wiretap: the recorder has taken nothing for {stall_after():g} s; traffic goes on, and "
-              "the recording counts what it misses until the recorder takes records again.",
-              file=self._stderr, flush=True)  # fmt: skip
+        self._say(f"the recorder has taken nothing for {stall_after():g} s; traffic goes on, and "
+                  "the recording counts what it misses until the recorder takes records again.")  # fmt: skip
         return False
+
+    def _say(self, text: str) -> None:
+        """A warning on stderr, never at the traffic's expense: called on the relay's path, where a full
+        stderr pipe (non-blocking when it is stdout's too: ``transports/pumps.py``) must not stop it."""
+        with contextlib.suppress(OSError, ValueError):
+            print(f"wiretap: {text}", file=self._stderr, flush=True)
 
     def _recorder_died(self, why: str) -> None:
         if self._dead:
@@ -348,8 +353,7 @@ class Recorder:
         with contextlib.suppress(OSError):
             if os.fstat(self.writer._fd).st_size == 0:  # it died before it wrote anything
                 os.write(self.writer._fd, encode_event(self._header)[0])
-        print(f"wiretap: RECORDING FAILED for {self.writer.path}: {why}. Traffic keeps flowing.",
-              file=self._stderr, flush=True)  # fmt: skip
+        self._say(f"RECORDING FAILED for {self.writer.path}: {why}. Traffic keeps flowing.")
         self._append({"kind": Kind.ERROR.value, "error": "recorder_died", "message": why})
 
     def _append(self, fields: dict[str, Any]) -> None:
