@@ -313,7 +313,14 @@ def main() -> None:
         signal.signal(signum, signal.SIG_IGN)
     memory.keep_buffers()
     build_precheck_apart()  # (before run() starts threads)
-    run(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
+    out_fd = int(sys.argv[3])
+    # The recording's lock (``writer.create_private``) says when its writers are gone: held on a copy of
+    # the descriptor, it is let go by this process's exit itself, not when the file is closed before it.
+    os.dup(out_fd)
+    run(int(sys.argv[1]), int(sys.argv[2]), out_fd, Path(sys.argv[4]))
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    os._exit(0)  # the file is complete: no interpreter teardown between that and the exit
 
 
 if __name__ == "__main__":
