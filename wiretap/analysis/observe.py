@@ -15,7 +15,7 @@ HANDSHAKES = ("initialize", "server/discover")
 LONG_LIVED = frozenset({"subscriptions/listen"})
 STATELESS_FROM = "2026-07-28"
 META = "io.modelcontextprotocol/"
-TOGETHER = 0.005
+TOGETHER = 0.010
 
 
 def _d(value: Any) -> dict[str, Any]:
