@@ -3,6 +3,7 @@ lines without building their events. It must write exactly what the message-by-m
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -183,3 +184,19 @@ def test_one_pass_over_many_frames_is_not_fooled_by_frames_that_join_into_json()
     for frames in ([b'{"a":', b"1}"], [b"1] [2", b"3"], [b"1,2"], [b""], [b"1 2", b"[]"], [b'{"a":1}', b"{"]):
         assert not are_verbatim_json(frames), frames
     assert are_verbatim_json([b'{"a":1}', b" 5 ", b"[]", b'"x"'])
+
+
+def test_one_pass_over_many_frames_refuses_bytes_that_are_not_utf8() -> None:
+    for bad in (b'"caf\xe9"', b'"\xed\xa0\x80"', b'{"a":"\xf4\x90\x80\x80"}', b'"\xc3"', b'["\xff"]'):
+        assert not are_verbatim_json([b'{"a":1}', bad]), bad
+    assert are_verbatim_json([b'{"a":1}', b'"caf\xc3\xa9"'])
+
+
+def test_a_clean_flood_with_one_line_that_is_not_utf8_records_that_line_raw(tmp_path: Path) -> None:
+    lines = [b'{"jsonrpc":"2.0","method":"n","params":{"i":%d}}' % i for i in range(50)]
+    lines[20] = b'{"jsonrpc":"2.0","method":"n","params":{"text":"caf\xe9"}}'
+    out = record(tmp_path, [b"\n".join(lines) + b"\n"])
+    messages = [e for e in map(json.loads, out.splitlines()) if e["kind"] == "message"]
+    assert len(messages) == 50
+    assert base64.b64decode(messages[20]["raw_base64"]) == lines[20] and "msg" not in messages[20]
+    assert all(messages[i]["msg"]["params"]["i"] == i for i in range(50) if i != 20)

@@ -75,16 +75,28 @@ def are_verbatim_json(frames: list[Frame]) -> bool:
     if max(map(len, frames)) >= 2 * _DEEP:
         return False
     joined = b"[" + b"]\n[".join(frames) + b"]"
-    if b"\r]" in joined:
+    if (b"\r" in joined and b"\r]" in joined) or not _is_utf8(joined):  # (memchr first: a 2-byte search is slow)
         return False
     try:
-        return len(_FAST_LINES(joined)) == len(frames)
+        return len(_RAW_LINES(joined)) == len(frames)
     except Exception:  # some frame is not JSON, or not to msgspec's taste: frame by frame then
         return False
 
 
+def _is_utf8(data: bytes) -> bool:
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 _FAST_DECODE = msgspec.json.Decoder().decode
-_FAST_LINES = msgspec.json.Decoder(tuple[Any]).decode_lines
+_RAW_LINES = msgspec.json.Decoder(tuple[msgspec.Raw]).decode_lines
+"""Checks each line's syntax without building its value (~3x faster than decoding it), but not its
+UTF-8: ``are_verbatim_json`` checks that on the whole."""
 _DEEP = 800
 """Nesting at which a value is handed to the stdlib to judge (its own limit is ~1000 less the stack)."""
 
