@@ -30,6 +30,8 @@ from wiretap.recording.events import Header, Kind
 from wiretap.recording.streams import StreamSpec
 from wiretap.recording.writer import RecordingWriter, encode_event
 
+_DATA_HEAD, _DATA = channel.HEAD.pack, Op.DATA
+
 PIPE_SIZE = 1 << 20
 OVERLOAD_POLICIES = ("block", "drop")
 SETTLE_TIMEOUT = 60.0
@@ -194,10 +196,24 @@ class Recorder:
             return
         with self._lock:
             t = time.monotonic() - self._start
+            head = _DATA_HEAD(_DATA, key_id, t, len(chunk))
             if self._held is not None and not self._dead:
-                self._held.append((channel.head(Op.DATA, key_id, t, len(chunk)) + chunk, key_id, chunk))
+                self._held.append((head + chunk, key_id, chunk))
                 return
-            if not self._send([channel.head(Op.DATA, key_id, t, len(chunk)), chunk], t):
+            if self._gap is None and not self._dead and self._fd >= 0:
+                # Every chunk of the traffic comes this way: _send's one writev, without its general cases.
+                try:
+                    done = os.writev(self._fd, (head, chunk))
+                    self._stalled = False
+                    if done < len(head) + len(chunk):
+                        self._finish(head + chunk, done)
+                    return
+                except BlockingIOError:
+                    pass  # nothing went: _send decides whether to wait or to count it dropped
+                except (BrokenPipeError, ConnectionResetError):
+                    self._recorder_died("the recorder process is gone")
+                    return
+            if not self._send([head, chunk], t):
                 self._dropped(t).add_chunk(key_id, chunk)
 
     def closed(self, key: Hashable) -> None:
@@ -305,19 +321,23 @@ class Recorder:
                 if not self._may_wait():
                     return False  # the record is dropped whole, and counted
         self._stalled = False
-        if done < total:  # a partial write: finish the record, or the channel would be corrupt
-            rest = memoryview(b"".join(pieces))[done:]
-            while rest:
-                if not select.select([], [self._fd], [], stall_after())[1]:
-                    # Half a record in the pipe: there is no resuming that channel. A recorder that
-                    # takes nothing for this long is broken; end it, so that the file has one author.
-                    if self._proc is not None:
-                        self._proc.kill()
-                    self._recorder_died("the recorder stopped taking records in the middle of one")
-                    return True
-                with contextlib.suppress(BlockingIOError):
-                    rest = rest[os.write(self._fd, rest) :]
+        if done < total:
+            self._finish(b"".join(pieces), done)
         return True
+
+    def _finish(self, record: bytes, done: int) -> None:
+        """A partial write: finish the record, or the channel would be corrupt."""
+        rest = memoryview(record)[done:]
+        while rest:
+            if not select.select([], [self._fd], [], stall_after())[1]:
+                # Half a record in the pipe: there is no resuming that channel. A recorder that
+                # takes nothing for this long is broken; end it, so that the file has one author.
+                if self._proc is not None:
+                    self._proc.kill()
+                self._recorder_died("the recorder stopped taking records in the middle of one")
+                return
+            with contextlib.suppress(BlockingIOError):
+                rest = rest[os.write(self._fd, rest) :]
 
     def _may_wait(self) -> bool:
         """Whether to wait for room in the pipe (True: it has some now, or the deadline is not yet).
