@@ -125,3 +125,27 @@ def test_a_one_shot_client_that_closes_stdin_at_once_gets_every_answer(recording
     responses = [a for a in answers if "method" not in a]
     assert sorted(a["id"] for a in responses) == list(range(20))
     assert all("result" in a for a in responses)
+
+
+@pytest.mark.parametrize("same_size", [True, False], ids=["same_size", "other_size"])
+def test_a_recording_rewritten_during_a_stdio_replay_is_never_served_changed(
+    recording: Path, tmp_path: Path, same_size: bool
+) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(recording.read_bytes())
+    client = LineClient([*WIRETAP, "replay", str(path), "--pace", "fast"])
+    assert client.call(1, "tools/list", {}).message["result"]["tools"]  # the script is loaded and serving
+    data = path.read_bytes()
+    answer = next(line for line in data.splitlines() if b'"dir":"s2c"' in line and b'\\"hi\\"' in line)
+    changed = answer.replace(b'\\"hi\\"', b'\\"HI\\"' if same_size else b'\\"HIGH\\"')
+    with path.open("r+b") as f:  # in place, as an editor or a careless script might
+        f.write(data.replace(answer, changed))
+    assert client.proc.stdin is not None
+    client.send({"id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}})
+    status = client.close()
+    served = [r.message for r in client.seen if r.message.get("id") == 3]
+    assert all(b"HI" not in json.dumps(m).encode() for m in served), served
+    stderr = client.stderr.decode()
+    assert status == 2, stderr
+    assert "the recording changed while it was replayed" in stderr and str(path) in stderr
+    assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr

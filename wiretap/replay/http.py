@@ -336,6 +336,7 @@ async def serve_http(player: Player, listen: str, *, announce: IO[str]) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, server.stopping.set)
+    player.when_failed(server.stopping.set)
     unprompted = asyncio.create_task(player.play_unprompted(server.streams))
     try:
         await server.stopping.wait()
@@ -344,3 +345,5 @@ async def serve_http(player: Player, listen: str, *, announce: IO[str]) -> None:
             task.cancel()
         await asyncio.gather(unprompted, *server.background, return_exceptions=True)
         await runner.cleanup()
+    if player.failure is not None:
+        raise player.failure

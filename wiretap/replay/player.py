@@ -40,6 +40,7 @@ from wiretap.replay.script import (
     progress_token,
     sent_key,
 )
+from wiretap.replay.source import RecordingChanged
 from wiretap.replay.tasks import TaskClock
 from wiretap.replay.volatile import Volatile
 
@@ -172,6 +173,19 @@ class Player:
         self.by_task_clock = 0
         self.misses: list[Miss] = []
         self.gone = False
+        self.failure: RecordingChanged | None = None
+        """Why the replay cannot go on (the recording changed under it); the server stops and raises it."""
+        self._on_failure: list[Callable[[], None]] = []
+
+    def when_failed(self, stop: Callable[[], None]) -> None:
+        """Call ``stop`` when the replay cannot go on (``failure``)."""
+        self._on_failure.append(stop)
+
+    def _fail(self, exc: RecordingChanged) -> None:
+        if self.failure is None:
+            self.failure = exc
+            for stop in self._on_failure:
+                stop()
 
     def now(self) -> float:
         return self.clock()
@@ -289,6 +303,8 @@ class Player:
             await self._play(plan, exchange, outlet, swap, plan.replied)
         except ClientGone:
             pass  # what the recording sent after the client's answer cannot follow an answer never given
+        except RecordingChanged as exc:  # nothing but what was recorded is served: the replay stops
+            self._fail(exc)
         finally:
             plan.replied.set()
             self._replying.pop(id(plan), None)
@@ -327,6 +343,12 @@ class Player:
 
     async def play_unprompted(self, outlet: Outlet) -> None:
         """Send what the server sent unprompted, each at its recorded offset, after what preceded it."""
+        try:
+            await self._play_unprompted(outlet)
+        except RecordingChanged as exc:
+            self._fail(exc)
+
+    async def _play_unprompted(self, outlet: Outlet) -> None:
         pace = self.options.pace
         for item in self.script.unprompted:
             if item.after is not None:

@@ -30,7 +30,7 @@ from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.reader import open_recording
 from wiretap.replay.keys import default_key, name_key, params_key
 from wiretap.replay.matchers import Request
-from wiretap.replay.source import LENGTH_BITS, Source
+from wiretap.replay.source import Source, place_of
 from wiretap.replay.volatile import Volatile
 from wiretap.wire.jsonrpc import id_key, is_notification, is_request, is_response
 
@@ -425,7 +425,7 @@ class _Loader:
         self.resumed: dict[int, Exchange] = {}
 
     def feed(self, event: Event, place: int | None = None) -> None:
-        """``place``: where the event's line is in the source (Source.place), when it is known."""
+        """``place``: where the event's line is in the source (``place_of``), when it is known."""
         kind, t = event.get("kind"), float(event["t"])
         ex = event.get("ex")
         ex = ex if isinstance(ex, int) else None
@@ -702,7 +702,7 @@ def _load(path: Path, volatile: Volatile | None, parsed: bool) -> Script:
                 loader.names = volatile.names
                 may_hold_tasks = may_hold_tasks or any(word in line for word in TASK_WORDS)
             loader.line = line
-            feed(event, None if at is None else at << LENGTH_BITS | len(line))  # lines are under 2**28
+            feed(event, None if at is None else place_of(at, line))
         script.skipped = len(reader.skipped.lines)
     if may_hold_tasks:
         script.tasks = _tasks(path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import weakref
+import zlib
 from pathlib import Path
 from typing import IO, Any
 
@@ -15,8 +16,14 @@ from wiretap.recording.migrate import migrate
 from wiretap.replay.volatile import Volatile
 
 LENGTH_BITS = 29
-"""A message's place is ``offset << LENGTH_BITS | length`` of its line (lines are under 256 MiB)."""
 _LENGTH = (1 << LENGTH_BITS) - 1
+_CHECK = 0xFFFFFFFF
+
+
+def place_of(offset: int, line: bytes) -> int:
+    """Where a line is, to read it back: ``(offset << LENGTH_BITS | length) << 32 | crc32(line)``. Lines are
+    under 256 MiB; the CRC tells a line rewritten in place at the same size from the one that was read."""
+    return (offset << LENGTH_BITS | len(line)) << 32 | zlib.crc32(line)
 
 
 class RecordingChanged(BadInput):
@@ -38,9 +45,10 @@ class Source:
     def message(self, place: int) -> dict[str, Any]:
         """The message (``msg``) of the event whose line is at ``place``."""
         self.reads += 1
-        line = os.pread(self._fd, place & _LENGTH, place >> LENGTH_BITS)
+        where = place >> 32
+        line = os.pread(self._fd, where & _LENGTH, where >> LENGTH_BITS)
         try:
-            event = loads(line)
+            event = loads(line) if zlib.crc32(line) == place & _CHECK else None
         except (ValueError, RecursionError):
             event = None
         message = migrate(event, self.version).get("msg") if isinstance(event, dict) else None

@@ -53,7 +53,8 @@ def _read_lines(fd: int, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[b
 
 async def serve_stdio(player: Player, stdin: int = 0, stdout: int = 1) -> None:
     """Answer the client on ``stdin``/``stdout``. When the client closes its end, what it asked is still
-    answered (a one-shot client writes its requests and closes at once); SIGINT/SIGTERM stop at once."""
+    answered (a one-shot client writes its requests and closes at once); SIGINT/SIGTERM stop at once, and
+    so does a recording that changed under the replay (``RecordingChanged`` is raised then)."""
     loop = asyncio.get_running_loop()
     lines: asyncio.Queue[bytes | None] = asyncio.Queue()
     threading.Thread(target=_read_lines, args=(stdin, loop, lines), name="wiretap-replay-stdin", daemon=True).start()
@@ -66,6 +67,7 @@ async def serve_stdio(player: Player, stdin: int = 0, stdout: int = 1) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, stop)
+    player.when_failed(stop)
     outlet = StdoutOutlet(stdout)
     unprompted = asyncio.create_task(player.play_unprompted(outlet))
     running: set[asyncio.Task[None]] = set()
@@ -86,6 +88,8 @@ async def serve_stdio(player: Player, stdin: int = 0, stdout: int = 1) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signum)
+    if player.failure is not None:
+        raise player.failure
 
 
 def _take(player: Player, outlet: StdoutOutlet, line: bytes, running: set[asyncio.Task[None]]) -> None:
