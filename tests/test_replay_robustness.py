@@ -127,6 +127,19 @@ def test_a_one_shot_client_that_closes_stdin_at_once_gets_every_answer(recording
     assert all("result" in a for a in responses)
 
 
+def rewrite_echo_answer(path: Path, *, same_size: bool) -> None:
+    """The recorded answer to ``echo`` "hi" says "HI" now: rewritten in place, as an editor or a careless
+    script might."""
+    data = path.read_bytes()
+    answer = next(line for line in data.splitlines() if b'"dir":"s2c"' in line and b'\\"hi\\"' in line)
+    changed = answer.replace(b'\\"hi\\"', b'\\"HI\\"' if same_size else b'\\"HIGH\\"')
+    with path.open("r+b") as f:
+        f.write(data.replace(answer, changed))
+
+
+ECHO = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}
+
+
 @pytest.mark.parametrize("same_size", [True, False], ids=["same_size", "other_size"])
 def test_a_recording_rewritten_during_a_stdio_replay_is_never_served_changed(
     recording: Path, tmp_path: Path, same_size: bool
@@ -135,17 +148,36 @@ def test_a_recording_rewritten_during_a_stdio_replay_is_never_served_changed(
     path.write_bytes(recording.read_bytes())
     client = LineClient([*WIRETAP, "replay", str(path), "--pace", "fast"])
     assert client.call(1, "tools/list", {}).message["result"]["tools"]  # the script is loaded and serving
-    data = path.read_bytes()
-    answer = next(line for line in data.splitlines() if b'"dir":"s2c"' in line and b'\\"hi\\"' in line)
-    changed = answer.replace(b'\\"hi\\"', b'\\"HI\\"' if same_size else b'\\"HIGH\\"')
-    with path.open("r+b") as f:  # in place, as an editor or a careless script might
-        f.write(data.replace(answer, changed))
-    assert client.proc.stdin is not None
-    client.send({"id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}})
+    rewrite_echo_answer(path, same_size=same_size)
+    client.send(ECHO)
     status = client.close()
     served = [r.message for r in client.seen if r.message.get("id") == 3]
     assert all(b"HI" not in json.dumps(m).encode() for m in served), served
     stderr = client.stderr.decode()
     assert status == 2, stderr
+    assert "the recording changed while it was replayed" in stderr and str(path) in stderr
+    assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr
+
+
+def test_a_recording_rewritten_during_an_http_replay_is_never_served_changed(recording: Path, tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(recording.read_bytes())
+    command = [*WIRETAP, "replay", str(path), "--pace", "fast", "--listen", "127.0.0.1:0"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert post_raw(url, tools_list(1))[0] == 200
+        rewrite_echo_answer(path, same_size=True)
+        try:
+            answer = post_raw(url, json.dumps(ECHO).encode())[1]
+        except (urllib.error.URLError, ConnectionError):  # (the server stopped before it answered)
+            answer = None
+        try:
+            _, stderr = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail(f"the replay went on serving: {proc.communicate()[1]}")
+    assert "HI" not in json.dumps(answer), answer
+    assert proc.returncode == 2, stderr
     assert "the recording changed while it was replayed" in stderr and str(path) in stderr
     assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr
