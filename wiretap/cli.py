@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -12,21 +13,9 @@ import click
 
 from wiretap import __version__
 from wiretap.errors import ExitStatus, user_error
-from wiretap.export.command import export
-from wiretap.files import write_private
 from wiretap.http.guard_options import guard_options, guard_settings
-from wiretap.otel.command import otel
 from wiretap.otel.live import follow_recording, follow_session, otlp_done, otlp_options
-from wiretap.render.console import printer_for
-from wiretap.render.filters import RowFilter
-from wiretap.render.show import show as show_timeline
-from wiretap.replay.cli import replay
-from wiretap.schemas.command import schema
-from wiretap.scrub.command import scrub
 from wiretap.transports.process import exit_like
-from wiretap.ui.beside import proxy_with_ui, start_ui_beside
-from wiretap.ui.command import ui
-from wiretap.wrap.folders import is_session, open_session, recent_sessions
 
 if TYPE_CHECKING:
     from wiretap.analysis.model import Report
@@ -34,8 +23,29 @@ if TYPE_CHECKING:
     from wiretap.judge.profiles import Source
 
 
+LAZY = {
+    "export": "wiretap.export.command:export",
+    "otel": "wiretap.otel.command:otel",
+    "replay": "wiretap.replay.cli:replay",
+    "schema": "wiretap.schemas.command:schema",
+    "scrub": "wiretap.scrub.command:scrub",
+    "ui": "wiretap.ui.command:ui",
+}
+"""Command groups imported only when they are run: every ``wiretap tap`` start (one per MCP server a
+client launches) would otherwise import them all."""
+
+
 class Wiretap(click.Group):
     """The command group: user errors from any command become one line and a documented exit status."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY:
+            module, name = LAZY[cmd_name].split(":")
+            self.add_command(getattr(importlib.import_module(module), name), cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -59,10 +69,14 @@ class Wiretap(click.Group):
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        if args and args[0] not in self.commands and not args[0].startswith("-") and _is_client(args[0]):
+        if args and not is_command(args[0]) and not args[0].startswith("-") and _is_client(args[0]):
             hint = f"to run that client with its servers tapped: wiretap -- {' '.join(args)}"
             raise click.UsageError(f"no command {args[0]!r}; {hint}")
         return super().resolve_command(ctx, args)
+
+
+def is_command(word: str) -> bool:
+    return word in cli.commands or word in LAZY
 
 
 def _is_client(word: str) -> bool:
@@ -166,6 +180,7 @@ def proxy(
     """
     from wiretap.run.proxy import BadUpstream, ssl_context
     from wiretap.run.proxy import proxy as run_proxy
+    from wiretap.ui.beside import proxy_with_ui
 
     out = proxy_with_ui(upstream, out, name) if with_ui else out
     follow_recording(out)
@@ -222,6 +237,10 @@ def show(
     (0: the client's start), with a server column."""
     if since is not None and until is not None and since > until:
         raise click.BadParameter(f"--since {since:g} is after --until {until:g}: nothing could be shown")
+    from wiretap.render.console import printer_for
+    from wiretap.render.filters import RowFilter
+    from wiretap.render.show import show as show_timeline
+
     keep = RowFilter(methods, direction, text, since, until)
     printer = printer_for(sys.stdout, as_json=as_json, color=color)
     with contextlib.suppress(KeyboardInterrupt):
@@ -281,6 +300,7 @@ def check(recording: Path, expectations: Path, junit_xml: Path | None, summary: 
     """Check a recording (or session folder) against expectations; exit 1 if any fails, 2 on a bad file."""
     from wiretap.judge.check import check as run_checks
     from wiretap.judge.check import load_expectations
+    from wiretap.wrap.folders import is_session
 
     judged = run_checks(recording, load_expectations(expectations))
     failed = [j for j in judged if not j.outcome.ok]
@@ -296,6 +316,7 @@ def check(recording: Path, expectations: Path, junit_xml: Path | None, summary: 
 
 
 def _ci_outputs(judged: list[Judged], expectations: Path, junit_xml: Path | None, summary: bool) -> None:
+    from wiretap.files import write_private
     from wiretap.render import ci
 
     if junit_xml is not None:
@@ -416,6 +437,8 @@ def _sources(*paths: Path) -> list[Source]:
 @click.option("--limit", "-n", type=click.IntRange(1), default=20, show_default=True)
 def sessions(root: Path, limit: int) -> None:
     """List recent sessions recorded by 'wiretap -- CLIENT …', newest first."""
+    from wiretap.wrap.folders import recent_sessions
+
     found = recent_sessions(root, limit)
     if not found:
         click.echo(f"no sessions under {root}", err=True)
@@ -436,6 +459,7 @@ def sessions(root: Path, limit: int) -> None:
 @otlp_options
 def wrap(out: Path | None, client: tuple[str, ...], with_ui: bool = False) -> None:
     """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
+    from wiretap.ui.beside import start_ui_beside
     from wiretap.wrap.session import ClientNotStarted, Session
 
     try:
@@ -454,6 +478,8 @@ def wrap(out: Path | None, client: tuple[str, ...], with_ui: bool = False) -> No
 def _recordings_of(path: Path) -> list[tuple[str, Path]]:
     """A recording, or a session folder's recordings with a heading each."""
     if path.is_dir():
+        from wiretap.wrap.folders import open_session
+
         session = open_session(path)
         return [(f"{server['name']} ({server['transport']}): {file}", file) for server, file in session.recordings_of()]
     return [("", path)]
@@ -475,17 +501,9 @@ def quiet_broken_pipe() -> NoReturn:
     sys.exit(0)
 
 
-cli.add_command(replay)
-cli.add_command(export)
-cli.add_command(ui)
-cli.add_command(schema)
-cli.add_command(scrub)
-cli.add_command(otel)
-
-
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     # "wiretap [--out DIR] -- claude …" is the wrap command without its name.
-    if "--" in args and (not args or args[0] not in cli.commands):
+    if "--" in args and (not args or not is_command(args[0])):
         args = ["wrap", *args]
     cli(args=args, prog_name="wiretap")

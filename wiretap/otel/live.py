@@ -18,10 +18,6 @@ from typing import Any, TypeVar
 
 import click
 
-from wiretap.otel.endpoint import ENV, target_from
-from wiretap.otel.protobuf import INSTALL
-from wiretap.otel.resource import BadSetting, resource_attributes
-from wiretap.otel.sender import FLUSH_SECONDS, QUEUE_SPANS
 from wiretap.recording.paths import recording_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -49,6 +45,12 @@ def otlp_options(command: F) -> F:
 
 
 def _resolve(endpoint: str | None) -> dict[str, Any]:
+    # (imported here: every wiretap tap start reads this module, and only --otlp needs them)
+    from wiretap.otel.endpoint import target_from
+    from wiretap.otel.protobuf import INSTALL
+    from wiretap.otel.resource import BadSetting, resource_attributes
+    from wiretap.otel.sender import FLUSH_SECONDS, QUEUE_SPANS
+
     try:
         import google.protobuf  # type: ignore[import-untyped]  # noqa: F401
         import opentelemetry.proto  # noqa: F401
@@ -69,6 +71,8 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
     if not value:
         return default
     if not value.isdigit() or int(value) == 0:
+        from wiretap.otel.resource import BadSetting
+
         raise BadSetting(f"{name}: {value!r} is not a positive whole number")
     return int(value)
 
@@ -87,6 +91,8 @@ def _spawn(mode: str, folder: Path) -> subprocess.Popen[bytes] | None:
     global _follower
     if _settings is None:
         return None
+    from wiretap.otel.endpoint import ENV
+
     env = {**os.environ, ENV: json.dumps(_settings)}
     # Its stdin is a pipe from us: its end (we are done, or gone, even killed) tells it to finish.
     # Its own session: Ctrl-C and a client killing our process group leave it to flush. No stdout: for
@@ -105,6 +111,8 @@ def otlp_done() -> None:
     global _follower
     if _follower is None:
         return
+    from wiretap.otel.sender import FLUSH_SECONDS
+
     follower, _follower = _follower, None
     with contextlib.suppress(OSError):
         if follower.stdin is not None:

@@ -27,7 +27,7 @@ from typing import IO, Any
 from wiretap.recording import channel
 from wiretap.recording.channel import Op
 from wiretap.recording.events import Header, Kind
-from wiretap.recording.streams import StreamSpec
+from wiretap.recording.spec import StreamSpec
 from wiretap.recording.writer import RecordingWriter, encode_event
 
 _DATA_HEAD, _DATA = channel.HEAD.pack, Op.DATA

@@ -35,7 +35,8 @@ from wiretap.http.encoding import Decompressor
 from wiretap.recording import memory
 from wiretap.recording.channel import Op, Record, RecordDecoder, decode_body
 from wiretap.recording.events import Kind
-from wiretap.recording.streams import Lines, RecordStream, StreamSpec, body_message, make_stream
+from wiretap.recording.spec import StreamSpec
+from wiretap.recording.streams import Lines, RecordStream, body_message, make_stream
 from wiretap.recording.writer import RecordingWriter, encode_event
 from wiretap.wire.redact import build_precheck_apart
 

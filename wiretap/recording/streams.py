@@ -11,12 +11,13 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from wiretap.http.encoding import INFLATED_LIMIT, Decompressor
 from wiretap.recording import memory
 from wiretap.recording.events import Event, Kind
+from wiretap.recording.spec import StreamSpec
 from wiretap.wire.framing import Frame, LineFramer
 from wiretap.wire.messages import are_verbatim_json, is_verbatim_json, record_frame
 from wiretap.wire.redact import LineRedactor, may_hold_token_in, redact_json, redact_text
@@ -50,19 +51,6 @@ class RecordStream(Protocol):
     def gap(self, t: float, *, ends_mid_frame: bool) -> None: ...
 
     def close(self, t: float) -> Iterator[Recorded]: ...
-
-
-@dataclass(frozen=True)
-class StreamSpec:
-    """How the recorder should read a stream: ``line``, ``stderr``, ``body`` or ``sse``."""
-
-    framing: str
-    base: Event = field(default_factory=dict)
-    encoding: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        # (what asdict gives, without its deep copy: the dict is serialized at once)
-        return {"framing": self.framing, "base": self.base, "encoding": self.encoding}
 
 
 def make_stream(spec: StreamSpec, *, redact: bool) -> RecordStream:

@@ -17,7 +17,7 @@ from wiretap.http.encoding import decoded
 from wiretap.http.guard import Refusal, gateway_timeout
 from wiretap.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
 from wiretap.recording.events import Direction, Event, Kind
-from wiretap.recording.streams import StreamSpec
+from wiretap.recording.spec import StreamSpec
 from wiretap.wire.redact import redact_url
 from wiretap.wire.sse import SSEDecoder
 

@@ -21,7 +21,7 @@ from types import FrameType
 
 from wiretap.recording.events import Direction, Kind
 from wiretap.recording.recorder import Recorder
-from wiretap.recording.streams import StreamSpec
+from wiretap.recording.spec import StreamSpec
 from wiretap.transports.process import shell_status, signal_name, spawn
 from wiretap.transports.pumps import LoopedPump, Pump, PumpLoop
 
