@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -19,6 +20,20 @@ sys.path.insert(0, str(TESTS))
 # would wait forever. A handler of our own is reset to the default in each child instead.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile wiretap and the test helpers once. The suite starts hundreds of Python processes (taps,
+    recorders, replays, scenario peers); where PYTHONDONTWRITEBYTECODE is set (CI here), none of them
+    writes its bytecode, so each one compiled every module it imported again (~0.1-0.2 s a start).
+    Existing bytecode is still read: measured on a subset of the suite, 23.4 -> 20.5 s."""
+    import compileall
+
+    import wiretap
+
+    for folder in (Path(wiretap.__file__).parent, TESTS):
+        with contextlib.suppress(OSError):
+            compileall.compile_dir(folder, quiet=2)
 
 
 @pytest.fixture
