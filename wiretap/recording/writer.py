@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from wiretap.files import private_dirs
+from wiretap import files
 from wiretap.recording.events import Event, Kind
 
 Piece = bytes | bytearray
@@ -41,8 +41,7 @@ def create_private(path: Path) -> int:
 
     The descriptor holds an exclusive ``flock`` on the file, shared by every process it is passed
     to (the recorder): a reader can tell when the last of them is gone (``follow.wait_released``)."""
-    private_dirs(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    fd = files.create_private(path, append=True)
     with contextlib.suppress(OSError):  # (a file system without locks: nobody can wait for the writers)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     return fd
