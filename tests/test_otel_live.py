@@ -96,6 +96,30 @@ def test_a_full_queue_drops_spans_and_counts_every_one() -> None:
     assert sorted(s.name for s in receiver.spans) == ["s0", "s1", "s2", "s3"]
 
 
+def test_a_follower_is_not_done_before_the_recording_wiretap_announced_has_ended(tmp_path: Path) -> None:
+    """wiretap returns before its recorder process has finished the file, under load before it has even
+    written the header: a follower that had found no recording took that for nothing to send."""
+    from wiretap.otel.follow import Follower
+
+    demo = (Path(__file__).resolve().parent.parent / "recordings" / "demo.jsonl").read_bytes()
+    path = tmp_path / "demo.jsonl"
+    sender = BatchSender(Target("http://127.0.0.1:9/v1/traces"), {"service.name": "t"})
+    follower = Follower(tmp_path, sender, wanted=lambda header: True, session=False)
+    assert follower.all_done()  # nothing announced, nothing found: nothing to wait for
+    follower.announced.add(path)
+    path.write_bytes(b"")  # created, the header not yet written
+    follower.step()
+    assert not follower.all_done()
+    path.write_bytes(demo[: demo.index(b"\n", len(demo) // 2) + 1])
+    follower._next_scan = 0.0
+    follower.step()
+    assert follower.tailed and not follower.all_done()  # found, not ended
+    path.write_bytes(demo)
+    follower.step()
+    assert follower.all_done()
+    sender.close(0)
+
+
 def test_a_session_followed_as_it_is_written_gives_the_spans_of_the_finished_session(tmp_path: Path) -> None:
     from wiretap.otel.follow import Follower
     from wiretap.otel.sources import session_spans

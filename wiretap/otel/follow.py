@@ -67,6 +67,8 @@ class Follower:
         self.session = session
         self.tailed: dict[Path, Tailed] = {}
         self.ignored: set[Path] = set()
+        self.announced: set[Path] = set()
+        """Recordings wiretap said it writes (on our stdin): done only once each has been read to its end."""
         self._next_scan = 0.0
 
     def step(self) -> bool:
@@ -80,6 +82,8 @@ class Follower:
         return progressed
 
     def all_done(self) -> bool:
+        if any(path not in self.tailed and path not in self.ignored for path in list(self.announced)):
+            return False
         return all(tailed.done for tailed in self.tailed.values())
 
     def finish(self) -> None:
@@ -225,7 +229,7 @@ def run(
         started=started,
     )
     over = threading.Event()
-    threading.Thread(target=_until_end_of_input, args=(over,), daemon=True).start()
+    threading.Thread(target=_until_end_of_input, args=(over, follower.announced), daemon=True).start()
     while not over.is_set() and os.getppid() == parent:
         if not follower.step():
             time.sleep(POLL_SECONDS)
@@ -247,11 +251,13 @@ def run(
     return 0
 
 
-def _until_end_of_input(over: threading.Event) -> None:
-    """wiretap closes our stdin when its traffic is over; so does its death."""
+def _until_end_of_input(over: threading.Event, announced: set[Path]) -> None:
+    """wiretap writes the path of each recording it writes on our stdin, a line each (``live.expect_recording``),
+    and closes it when its traffic is over; so does its death."""
     with contextlib.suppress(OSError):
-        while sys.stdin.buffer.read(4096):
-            pass
+        for line in sys.stdin.buffer:
+            if line.endswith(b"\n"):
+                announced.add(Path(os.fsdecode(line[:-1])))
     over.set()
 
 

@@ -105,6 +105,17 @@ def _spawn(mode: str, folder: Path) -> subprocess.Popen[bytes] | None:
     return _follower
 
 
+def expect_recording(recording: Path) -> None:
+    """For tap and proxy: the recording the follower is to wait for, to its end. wiretap returns before
+    its recorder process has finished the file (under load, before it has even written its header),
+    and a follower that had found no recording yet would otherwise take that for nothing to send."""
+    if _follower is None or _follower.stdin is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        _follower.stdin.write(os.fsencode(recording.absolute()) + b"\n")
+        _follower.stdin.flush()
+
+
 def otlp_done() -> None:
     """Once the traffic is over: let the follower read the recording to its end and send the rest,
     waiting for it at most its flush time, so that it does not outlive wiretap."""

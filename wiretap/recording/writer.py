@@ -97,6 +97,11 @@ class RecordingWriter:
         self.lost = 0
         self._gap_since: float | None = None
 
+    @property
+    def opened(self) -> bool:
+        """Whether the file was created (``unopenable``: it was not, and nothing is recorded)."""
+        return self._fd >= 0
+
     @classmethod
     def unopenable(cls, path: Path, error: OSError, *, stderr: IO[str] | None = None) -> RecordingWriter:
         """A writer for a file that could not be created: it reports that once and records nothing."""

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from wiretap.errors import BadInput, Unavailable, describe_os_error
 from wiretap.http.guard import Limits, is_loopback
+from wiretap.otel.live import expect_recording
 from wiretap.recording.events import Header, Kind
 from wiretap.recording.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
@@ -179,6 +180,8 @@ def proxy(
     started = time.time()
     name = name or safe_name(urlsplit(upstream).hostname or "upstream")
     writer = _open_writer(recording_path(out, name, started), stderr)
+    if writer.opened:
+        expect_recording(writer.path)  # (for the --otlp follower, if there is one)
     header = Header(
         transport="http",
         name=name,

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from wiretap.otel.live import expect_recording
 from wiretap.recording.events import Header
 from wiretap.recording.paths import default_name, recording_path
 from wiretap.recording.recorder import Recorder
@@ -44,6 +45,8 @@ def tap(
     shown_argv = redact_argv(list(argv)) if redact else list(argv)
     name = name or default_name(shown_argv)
     writer = open_writer(recording_path(out, name, started), stderr)
+    if writer.opened:
+        expect_recording(writer.path)  # (for the --otlp follower, if there is one)
     header = Header(transport="stdio", name=name, argv=shown_argv, started_epoch=started, redacted=redact)
     recorder = Recorder(writer, header, redact=redact, stderr=stderr, on_overload=on_overload)
     stdio = StdioTap(argv, recorder, shown_argv=shown_argv)
