@@ -235,6 +235,7 @@ def run(
             time.sleep(POLL_SECONDS)
     # The recorder process finishes each recording on its own, even after wiretap was killed: wait for its end.
     settle_by = time.monotonic() + SETTLE_SECONDS
+    over.wait(SETTLE_SECONDS)  # (wiretap gone: what it wrote on our stdin is read to its end first)
     while not follower.all_done() and time.monotonic() < settle_by:
         if not follower.step():
             time.sleep(POLL_SECONDS)
