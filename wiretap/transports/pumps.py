@@ -101,16 +101,15 @@ def _may_block(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def _waiter(readers: list[int], writers: list[int]) -> Callable[[], Iterable[tuple[int, int]]]:
-    """What waits until one of ``readers`` can be read or one of ``writers`` written (it returns ``poll()``'s
-    pairs, the descriptor first): ``poll()``, or
+def _waiter(readers: list[int], writers: list[int]) -> Callable[[], Iterable[int]]:
+    """What waits until one of ``readers`` can be read or one of ``writers`` written: ``poll()``, or
     ``select()`` where poll cannot wait on a terminal (macOS; ``WIRETAP_PORTABLE=1`` forces it)."""
     if portable():
-        return lambda: [(fd, 0) for fd in set().union(*select.select(readers, writers, [])[:2])]
+        return lambda: set().union(*select.select(readers, writers, [])[:2])
     poller = select.poll()
     for fd in {*readers, *writers}:
         poller.register(fd, (_IN if fd in readers else 0) | (_OUT if fd in writers else 0))
-    return poller.poll
+    return lambda: [fd for fd, _ in poller.poll()]
 
 
 class PumpLoop:
@@ -151,7 +150,7 @@ class PumpLoop:
                     if waiting.pump.waiting_since is None:
                         waiting.pump.waiting_since = clock()
                 wait, changed = _waiter(list(readers), list(writers)), False
-            for fd, _ in wait():
+            for fd in wait():
                 writer = writers.get(fd)
                 if writer is not None:
                     self._write(writer)
@@ -190,16 +189,8 @@ class PumpLoop:
         # be recorded before them, and if wiretap dies now the recorder still has them.
         pump.recorder.data(pump.stream, data)
         if pump.dst is not None:
-            try:  # nearly always all of it at once
-                written = os.write(pump.dst, data)
-            except BlockingIOError:
-                written = 0
-            except OSError:
-                pump.dst = None
-                looped.on_dst_lost()
-                return True
-            if written < len(data):  # the rest when the destination has room
-                looped.pending = memoryview(data)[written:]
+            looped.pending = memoryview(data)
+            self._write(looped)
         return True
 
     def _write(self, looped: LoopedPump) -> None:
