@@ -316,10 +316,14 @@ def test_fastmcp_poller_starts_at_20_ms_and_doubles_up_to_the_interval(fastmcp_t
     summary = task["intervals"]
     assert summary["min"] == pytest.approx(min(measured), abs=ROUNDING)
     assert summary["max"] == pytest.approx(max(measured), abs=ROUNDING)
-    # The pattern reads the same: "0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.01 ×2 s" (seen).
+    # The pattern reads the same: "0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.01 ×2 s" (seen). A part shows its
+    # run's median (the upper one of two): the last "1.01 ×2" is the larger of the last two intervals.
     first, *_, last = task["pattern"].removesuffix(" s").split(", ")
-    assert float(first.split(" ×")[0]) == pytest.approx(measured[0], abs=0.006), task["pattern"]
-    assert float(last.split(" ×")[0]) == pytest.approx(measured[-1], abs=0.006), task["pattern"]
+    first_shown, _, first_times = first.partition(" ×")
+    last_shown, _, last_times = last.partition(" ×")
+    head, tail = measured[: int(first_times or 1)], measured[-int(last_times or 1) :]
+    assert float(first_shown) == pytest.approx(sorted(head)[len(head) // 2], abs=0.006), task["pattern"]
+    assert float(last_shown) == pytest.approx(sorted(tail)[len(tail) // 2], abs=0.006), task["pattern"]
 
 
 def test_fastmcp_latency_table_and_exit(fastmcp_task: Recorded) -> None:
