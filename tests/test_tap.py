@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -185,6 +186,39 @@ def test_sigint_is_forwarded_and_recorded_and_the_tap_exits_with_the_server(tmp_
     assert sig["signal"] == "SIGINT" and sig["forwarded"] is True
     assert [e["text"] for e in events if e["kind"] == "stderr"][-1] == "got SIGINT, bye"
     assert next(e for e in events if e["kind"] == "exit")["code"] == 0
+
+
+def _tap_threads_but_the_main_one(pid: int) -> list[int]:
+    return sorted(int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="aims a signal at one thread with tgkill (Linux)")
+@pytest.mark.parametrize("portable", [False, True], ids=["poll", "select (macOS)"])
+@pytest.mark.parametrize("which", [0, -1], ids=["the relay thread", "the stderr thread"])
+def test_a_signal_the_kernel_delivers_to_another_thread_of_the_tap_still_reaches_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, which: int, portable: bool
+) -> None:
+    """macOS may deliver a process's signal to any of its threads (Linux does when the main thread has one
+    pending); a signal that interrupts only the main thread's wait would then not be passed on."""
+    if portable:
+        monkeypatch.setenv("WIRETAP_PORTABLE", "1")
+    tgkill = ctypes.CDLL(None, use_errno=True).tgkill
+    recording = tmp_path / "rec.jsonl"
+    with start_tap(recording, [*SCENARIO_SERVER, "on-sigint"]) as proc:
+        read_pid_line(proc)
+        threads = _tap_threads_but_the_main_one(proc.pid)
+        assert len(threads) == 2, threads  # the relay, the server's stderr
+        assert tgkill(proc.pid, threads[which], signal.SIGINT) == 0
+        try:
+            status = proc.wait(10)
+        finally:
+            if proc.poll() is None:  # the server never got it: this one reaches the main thread, to fail, not hang
+                proc.send_signal(signal.SIGINT)
+        assert status == 0
+    _, events, _ = settled_read_all(recording)
+    (sig,) = [e for e in events if e["kind"] == "signal"]
+    assert sig["signal"] == "SIGINT" and sig["forwarded"] is True
+    assert [e["text"] for e in events if e["kind"] == "stderr"][-1] == "got SIGINT, bye"
 
 
 def test_claude_codes_shutdown_sequence_reaches_a_stubborn_server_and_its_death_is_passed_on(

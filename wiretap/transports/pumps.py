@@ -113,10 +113,12 @@ def _waiter(readers: list[int], writers: list[int]) -> Callable[[], Iterable[int
 
 
 class PumpLoop:
-    """Several pumps on one thread, waiting on all of them at once."""
+    """Several pumps on one thread, waiting on all of them at once, and on the descriptors in ``watch``
+    (each one's function is called when it can be read) for as long as a pump runs."""
 
-    def __init__(self, pumps: list[LoopedPump]) -> None:
+    def __init__(self, pumps: list[LoopedPump], watch: dict[int, Callable[[], None]] | None = None) -> None:
         self.pumps = pumps
+        self.watch = dict(watch or {})
         self._restore: dict[int, bool] = {}
         for looped in pumps:
             dst = looped.pump.dst
@@ -140,7 +142,7 @@ class PumpLoop:
                 os.set_blocking(fd, blocking)
 
     def _run(self) -> None:
-        live, clock = list(self.pumps), time.monotonic
+        live, clock, watch = list(self.pumps), time.monotonic, self.watch
         changed = True
         while live:
             if changed:
@@ -149,8 +151,12 @@ class PumpLoop:
                 for waiting in readers.values():
                     if waiting.pump.waiting_since is None:
                         waiting.pump.waiting_since = clock()
-                wait, changed = _waiter(list(readers), list(writers)), False
+                wait, changed = _waiter([*readers, *watch], list(writers)), False
             for fd in wait():
+                watcher = watch.get(fd)
+                if watcher is not None:
+                    watcher()
+                    continue
                 writer = writers.get(fd)
                 if writer is not None:
                     self._write(writer)

@@ -15,15 +15,15 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from types import FrameType
 
 from wiretap.recording.events import Direction, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.spec import StreamSpec
 from wiretap.transports.process import shell_status, signal_name, spawn
 from wiretap.transports.pumps import LoopedPump, Pump, PumpLoop
+from wiretap.transports.signals import SignalPipe
 
 STDERR = "stderr"
 FORWARDED_SIGNALS = (
@@ -37,9 +37,6 @@ FORWARDED_SIGNALS = (
 # A grandchild may hold the server's stdout open after the server exits: once the pumps have waited
 # this long for bytes that do not come, the tap goes. A pump still passing bytes on is waited for.
 DRAIN_AFTER_EXIT = 0.03
-
-
-_Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 
 
 @dataclass(frozen=True)
@@ -100,16 +97,16 @@ class StdioTap:
         # The server leads its own process group: if the tap is killed, the recorder kills that group.
         self.recorder.guard_process_group(proc.pid)
         open_stdio_streams(self.recorder)
-        previous = self._install_signal_forwarding()
+        signals = SignalPipe(FORWARDED_SIGNALS, self._forward)
+        signals.install()
         try:
-            threads = self._start_pumps(proc)
+            threads = self._start_pumps(proc, signals)
             returncode = proc.wait()
             self._record_exit(returncode)
             self._drain(threads[1:])
             return returncode
         finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
+            signals.restore()
 
     def _drain(self, threads: list[tuple[threading.Thread, Pump]]) -> None:
         """Wait for the server's output pumps until they end. Only a pump with nothing to read (no bytes,
@@ -122,9 +119,9 @@ class StdioTap:
                     break
                 thread.join(0.005)
 
-    def _start_pumps(self, proc: subprocess.Popen[bytes]) -> list[tuple[threading.Thread, Pump]]:
-        """The conversation both ways on one thread, the server's stderr on another: client, server,
-        then stderr."""
+    def _start_pumps(self, proc: subprocess.Popen[bytes], signals: SignalPipe) -> list[tuple[threading.Thread, Pump]]:
+        """The conversation both ways (and the signals caught) on one thread, the server's stderr on
+        another: client, server, then stderr."""
         assert proc.stdin and proc.stdout and proc.stderr
         recorder = self.recorder
         to_server = Pump(self.fds.stdin, proc.stdin.fileno(), Direction.C2S, recorder)
@@ -134,11 +131,24 @@ class StdioTap:
             LoopedPump(to_client, lambda: self._lost(Direction.S2C), self._stdout_closed),
         ]
         stderr = Pump(proc.stderr.fileno(), self.fds.stderr, STDERR, recorder)
-        relay = threading.Thread(target=PumpLoop(conversation).run, name="wiretap-relay", daemon=True)
+        relay = threading.Thread(
+            target=self._relay,
+            args=(PumpLoop(conversation, {signals.fd: signals.take}), signals),
+            name="wiretap-relay",
+            daemon=True,
+        )
+        signals.watched = True
         errors = threading.Thread(target=stderr.run, args=(lambda: None,), name="wiretap-stderr", daemon=True)
         relay.start()
         errors.start()
         return [(relay, to_server), (relay, to_client), (errors, stderr)]
+
+    @staticmethod
+    def _relay(loop: PumpLoop, signals: SignalPipe) -> None:
+        try:
+            loop.run()
+        finally:
+            signals.unwatched()
 
     def _stdin_closed(self) -> None:
         """The client closed its end: pass the end of file on to the server."""
@@ -156,14 +166,7 @@ class StdioTap:
         who = "server" if direction == Direction.C2S else "client"
         self.recorder.event(Kind.ERROR, error="peer_gone", dir=direction.value, message=f"the {who} stopped reading")
 
-    def _install_signal_forwarding(self) -> dict[int, _Handler]:
-        previous: dict[int, _Handler] = {}
-        for signum in FORWARDED_SIGNALS:
-            with contextlib.suppress(OSError, ValueError):
-                previous[signum] = signal.signal(signum, self._forward)
-        return previous
-
-    def _forward(self, signum: int, _frame: FrameType | None) -> None:
+    def _forward(self, signum: int) -> None:
         self.signals.append(signal_name(signum))
         forwarded = False
         if self._proc is not None and self._proc.returncode is None:

@@ -1,0 +1,104 @@
+"""The tap's signals, caught on a pipe for the relay thread (``SignalPipe``), in this process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from wiretap.transports.signals import SignalPipe
+
+
+@pytest.fixture
+def caught() -> Iterator[tuple[SignalPipe, list[tuple[int, str]]]]:
+    handed_on: list[tuple[int, str]] = []
+
+    def hand_on(signum: int) -> None:
+        handed_on.append((signum, threading.current_thread().name))
+
+    pipe = SignalPipe([signal.SIGUSR1, signal.SIGUSR2], hand_on)
+    pipe.install()
+    try:
+        yield pipe, handed_on
+    finally:
+        pipe.restore()
+
+
+def _until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+
+
+def test_while_the_relay_watches_a_signal_waits_on_the_pipe_for_it_and_is_handed_on_once(
+    caught: tuple[SignalPipe, list[tuple[int, str]]],
+) -> None:
+    pipe, handed_on = caught
+    pipe.watched = True
+    os.kill(os.getpid(), signal.SIGUSR1)
+    time.sleep(0.01)  # (the main thread's handler runs meanwhile, and leaves it alone)
+    assert handed_on == []
+    relay = threading.Thread(target=pipe.take, name="relay")
+    relay.start()
+    relay.join()
+    pipe.take()
+    assert handed_on == [(signal.SIGUSR1, "relay")]
+
+
+def test_once_the_relay_stops_watching_the_main_threads_handler_hands_signals_on(
+    caught: tuple[SignalPipe, list[tuple[int, str]]],
+) -> None:
+    pipe, handed_on = caught
+    pipe.watched = True
+    os.kill(os.getpid(), signal.SIGUSR1)
+    pipe.unwatched()  # what the relay had not taken yet
+    os.kill(os.getpid(), signal.SIGUSR2)
+    _until(lambda: len(handed_on) == 2)
+    assert [n for n, _ in handed_on] == [signal.SIGUSR1, signal.SIGUSR2]
+
+
+def test_signals_caught_in_a_burst_are_each_handed_on_once_whichever_threads_take_them(
+    caught: tuple[SignalPipe, list[tuple[int, str]]],
+) -> None:
+    pipe, handed_on = caught
+    pipe.watched = True
+    for _ in range(100):  # each delivered to this thread before the next is sent: none merge
+        os.kill(os.getpid(), signal.SIGUSR1)
+    takers = [threading.Thread(target=pipe.take) for _ in range(3)]
+    for taker in takers:
+        taker.start()
+    for taker in takers:
+        taker.join()
+    pipe.unwatched()
+    assert len(handed_on) == 100
+
+
+def test_restoring_puts_back_the_handlers_and_wakeup_descriptor_it_found() -> None:
+    def before(_n: int, _f: object) -> None:
+        pass
+
+    previous = signal.signal(signal.SIGUSR1, before)
+    try:
+        pipe = SignalPipe([signal.SIGUSR1], lambda _n: None)
+        pipe.install()
+        assert signal.getsignal(signal.SIGUSR1) is not before
+        pipe.restore()
+        assert signal.getsignal(signal.SIGUSR1) is before
+        assert signal.set_wakeup_fd(-1) == -1
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+
+
+def test_away_from_the_main_thread_nothing_is_caught_and_nothing_fails() -> None:
+    handlers = signal.getsignal(signal.SIGUSR1)
+    pipe = SignalPipe([signal.SIGUSR1], lambda _n: None)
+    installer = threading.Thread(target=pipe.install)
+    installer.start()
+    installer.join()
+    assert signal.getsignal(signal.SIGUSR1) is handlers
+    pipe.restore()
