@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -142,8 +145,6 @@ for proc in servers:
 
 
 def test_ui_beside_a_session_prints_one_line_follows_every_server_and_ends_with_it(tmp_path: Path) -> None:
-    import sys
-
     client = tmp_path / "bin" / "claude"
     client.parent.mkdir()
     client.write_text(FAKE_CLIENT.format(python=sys.executable))
@@ -180,6 +181,46 @@ def test_ui_beside_a_session_prints_one_line_follows_every_server_and_ends_with_
         assert (state["sessions"], state["current"]) == (["one"], "one")
 
 
+SIGTERM_CLIENT = """#!{python}
+import signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+print("client: started", file=sys.stderr, flush=True)
+while True:
+    time.sleep(1)
+"""
+
+
+def _blocked_signals(pid: int, tid: int) -> set[int]:
+    status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+    mask = int(next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1], 16)
+    return {n for n in range(1, 64) if mask >> (n - 1) & 1}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads each thread's signal mask in /proc (Linux)")
+def test_the_sessions_other_threads_leave_the_signals_it_passes_on_to_its_main_thread(tmp_path: Path) -> None:
+    """The session passes SIGTERM on to the client from its main thread, which waits for the client. A
+    signal the kernel gave another thread (macOS may pick any thread that does not block it) would wait
+    there until the client ended on its own."""
+    client = tmp_path / "bin" / "claude"
+    client.parent.mkdir()
+    client.write_text(SIGTERM_CLIENT.format(python=sys.executable))
+    client.chmod(0o755)
+    config = {"mcpServers": {"alpha": {"command": sys.executable, "args": ["-c", "pass"]}}}
+    argv = [*WIRETAP, "--ui", "--out", str(tmp_path / "session"), "--", str(client), "--mcp-config", json.dumps(config)]
+    with subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as wrap:
+        assert wrap.stderr is not None
+        assert wrap.stderr.readline().startswith("wiretap ui: http://127.0.0.1:")
+        assert wrap.stderr.readline() == "client: started\n"
+        others = [int(tid) for tid in os.listdir(f"/proc/{wrap.pid}/task") if int(tid) != wrap.pid]
+        blocked = [_blocked_signals(wrap.pid, tid) for tid in others]
+        main_blocked = _blocked_signals(wrap.pid, wrap.pid)
+        wrap.send_signal(signal.SIGTERM)
+        assert wrap.wait(20) == 0
+    assert others, "the view's stderr is read on a thread of its own"
+    assert all({signal.SIGTERM, signal.SIGHUP, signal.SIGINT} <= mask for mask in blocked), blocked
+    assert signal.SIGTERM not in main_blocked
+
+
 def _both_servers(state: dict[str, Any]) -> dict[str, Any] | None:
     return state if state["rows"] >= 10 and len(state["servers"]) == 2 else None
 
@@ -196,7 +237,6 @@ def _refused(url: str) -> bool:
 def test_proxy_with_ui_keeps_its_url_first_on_stdout_and_serves_the_view_of_its_recording(
     tmp_path: Path, stop: str
 ) -> None:
-    import signal
     import urllib.error
     import urllib.request
 

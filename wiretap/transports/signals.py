@@ -7,6 +7,10 @@ thread; Linux does when the main thread already has one pending) would wait for 
 its own, not be passed on to it. So each signal's number is also written on a pipe
 (``signal.set_wakeup_fd``) that the relay's ``poll()`` watches: the relay thread passes it on and
 stamps it, as it stamps the end of stdin, which a client's shutdown often sends with it.
+
+Where the main thread passes signals on and no thread watches such a pipe (the ``wiretap -- CLIENT``
+session), threads that only read are started with those signals blocked
+(``forwarded_signals_blocked``): the kernel then delivers them to the main thread.
 """
 
 from __future__ import annotations
@@ -14,8 +18,18 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
+
+FORWARDED_SIGNALS = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+)
+"""What wiretap passes on to the process it runs (a client or a server)."""
 
 _Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 
@@ -82,3 +96,14 @@ class SignalPipe:
         for fd in (self._read_fd, self._write_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+@contextlib.contextmanager
+def forwarded_signals_blocked() -> Iterator[None]:
+    """Threads started in this block never take the signals wiretap passes on: the kernel delivers those
+    to the main thread, where Python runs the handler (a thread that only reads a pipe needs none)."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import signal
 import subprocess
 import threading
 import time
@@ -23,17 +22,9 @@ from wiretap.recording.recorder import Recorder
 from wiretap.recording.spec import StreamSpec
 from wiretap.transports.process import shell_status, signal_name, spawn
 from wiretap.transports.pumps import LoopedPump, Pump, PumpLoop
-from wiretap.transports.signals import SignalPipe
+from wiretap.transports.signals import FORWARDED_SIGNALS, SignalPipe
 
 STDERR = "stderr"
-FORWARDED_SIGNALS = (
-    signal.SIGINT,
-    signal.SIGTERM,
-    signal.SIGHUP,
-    signal.SIGQUIT,
-    signal.SIGUSR1,
-    signal.SIGUSR2,
-)
 # A grandchild may hold the server's stdout open after the server exits: once the pumps have waited
 # this long for bytes that do not come, the tap goes. A pump still passing bytes on is waited for.
 DRAIN_AFTER_EXIT = 0.03

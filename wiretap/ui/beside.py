@@ -19,6 +19,8 @@ from typing import IO
 
 import click
 
+from wiretap.transports.signals import forwarded_signals_blocked
+
 STOP_SECONDS = 5.0
 
 
@@ -47,7 +49,8 @@ def ui_beside(path: Path, announce: IO[str] = sys.stderr) -> Iterator[str]:
         proc.wait(STOP_SECONDS)
         raise click.ClickException(f"wiretap ui did not start: {proc.stderr.read().strip()}")
     errors: list[str] = []
-    threading.Thread(target=_drain, args=(proc.stderr, errors), daemon=True).start()
+    with forwarded_signals_blocked():  # (ours are for the client: the main thread passes them on)
+        threading.Thread(target=_drain, args=(proc.stderr, errors), daemon=True).start()
     print(f"wiretap ui: {url}", file=announce, flush=True)
     try:
         yield url
