@@ -52,7 +52,7 @@ class Pump:
 
     def run(self, on_dst_lost: Callable[[], None]) -> None:
         """This pump alone, on the calling thread, with blocking reads and writes."""
-        read, data_seen, clock, src = os.read, self.recorder.data, time.monotonic, self.src
+        read, received, clock, src = os.read, self.received, time.monotonic, self.src
         while True:
             self.waiting_since = clock()
             try:
@@ -62,9 +62,7 @@ class Pump:
             self.waiting_since = None
             if not data:
                 break
-            # Handed to the recorder before it is written on: the peer's answer to these bytes can
-            # never be recorded before them, and if wiretap dies now the recorder still has them.
-            data_seen(self.stream, data)
+            received(data)
             if self.dst is not None:
                 try:
                     write_all(self.dst, data)
@@ -72,6 +70,11 @@ class Pump:
                     self.dst = None
                     on_dst_lost()
         self.end()
+
+    def received(self, data: bytes) -> None:
+        """Hand ``data`` to the recorder, before it is written on: the peer's answer to these bytes can
+        never be recorded before them, and if wiretap dies now the recorder still has them."""
+        self.recorder.data(self.stream, data)
 
     def end(self) -> None:
         self.recorder.closed(self.stream)
@@ -191,9 +194,7 @@ class PumpLoop:
             data = b""
         if not data:
             return False
-        # Handed to the recorder before it is written on: the peer's answer to these bytes can never
-        # be recorded before them, and if wiretap dies now the recorder still has them.
-        pump.recorder.data(pump.stream, data)
+        pump.received(data)
         if pump.dst is not None:
             looped.pending = memoryview(data)
             self._write(looped)
