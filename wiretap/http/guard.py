@@ -8,6 +8,7 @@ name the proxy's own loopback address, and ``Origin``, if any, must be a loopbac
 from __future__ import annotations
 
 import ipaddress
+import itertools
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -116,17 +117,32 @@ class ConnectionWatch:
         self._waiting: dict[object, float] = {}  # insertion order is waiting order
         self._busy: set[object] = set()
 
-    def opened(self, conn: object, now: float) -> None:
+    def opened(self, conn: object, now: float) -> list[object]:
+        """``conn`` waits for its first request head; returns the connections to close now to keep the cap."""
         self._waiting[conn] = now
+        return self._beyond_cap()
 
     def request_started(self, conn: object) -> None:
         self._waiting.pop(conn, None)
         self._busy.add(conn)
 
-    def request_done(self, conn: object, now: float) -> None:
+    def request_done(self, conn: object, now: float) -> list[object]:
+        """``conn`` waits for its next request head; returns the connections to close now to keep the cap."""
         if conn in self._busy:
             self._busy.discard(conn)
             self._waiting[conn] = now
+        return self._beyond_cap()
+
+    def _beyond_cap(self) -> list[object]:
+        # Kept at once, not at the next sweep: between two sweeps a flood of connections, each holding
+        # up to a head's worth of bytes, would hold as much memory as it liked.
+        excess = len(self._waiting) - self._limits.max_idle
+        if excess <= 0:
+            return []
+        oldest = list(itertools.islice(self._waiting, excess))
+        for conn in oldest:
+            del self._waiting[conn]
+        return oldest
 
     def closed(self, conn: object) -> None:
         self._waiting.pop(conn, None)

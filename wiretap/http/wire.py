@@ -171,6 +171,13 @@ class _Parser:
 
     # The interface.
 
+    def release(self) -> None:
+        """The connection is gone: let go of what a half-read message holds (a head of up to ``max_head``
+        bytes) now. llhttp's parser and this object refer to each other, so without this it waits for
+        the cycle collector, which may not run for thousands of connections."""
+        self._parser = self._make(self)
+        self._first, self._headers, self._body, self._out = bytearray(), [], [], []
+
     def feed(self, data: bytes) -> list[Event]:
         """The events these bytes complete, in order; after an ERROR event, nothing more."""
         if self.broken is not None:

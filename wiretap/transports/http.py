@@ -146,6 +146,14 @@ class HttpProxy:
         self.proxy_url = f"http://{shown_host}:{bound_port}{upstream.raw_path_qs if upstream.raw_path != '/' else ''}"
         return self.proxy_url
 
+    def close_clients(self, clients: list[object]) -> None:
+        """Close these client connections (idle ones the guard let go), at once."""
+        for client in clients:
+            assert isinstance(client, ClientConnection)
+            client.close()
+        if clients:
+            self.flush()
+
     async def _sweep(self) -> None:
         """Close client connections that sent no request head in time, or too many idle ones."""
         loop = asyncio.get_running_loop()
@@ -153,9 +161,7 @@ class HttpProxy:
             limits = self.config.limits
             await asyncio.sleep(min(1.0, limits.client_head / 4, limits.upstream_head / 4))
             now = loop.time()
-            for client in self._watch.expired(now):
-                assert isinstance(client, ClientConnection)
-                client.close()
+            self.close_clients(self._watch.expired(now))
             for client in list(self._clients):
                 exchange = client.exchange
                 if exchange is None:
@@ -287,11 +293,11 @@ class ClientConnection(_Peer):
         self.transport = cast("asyncio.Transport", transport)  # (uvloop's are not asyncio.Transport subclasses)
         proxy = self.proxy
         proxy._clients.add(self)
-        proxy._watch.opened(self, asyncio.get_running_loop().time())
         peer = transport.get_extra_info("peername")
         proxy.recorder.event(
             Kind.CONNECTION, conn=self.conn, state="open", peer=f"{peer[0]}:{peer[1]}" if peer else None
         )
+        proxy.close_clients(proxy._watch.opened(self, asyncio.get_running_loop().time()))
 
     def data_received(self, data: bytes) -> None:
         if self.gone:  # (closing: nothing more is read)
@@ -328,6 +334,7 @@ class ClientConnection(_Peer):
                 fields["error"] = str(exc) or type(exc).__name__
             proxy.recorder.event(Kind.CONNECTION, **fields)
             self.transport = None
+            self.parser.release()
         finally:
             proxy.flush()
 
@@ -425,7 +432,7 @@ class ClientConnection(_Peer):
             self.events.clear()
             self.close()
             return
-        self.proxy._watch.request_done(self, asyncio.get_running_loop().time())
+        self.proxy.close_clients(self.proxy._watch.request_done(self, asyncio.get_running_loop().time()))
         self.pump()
 
 
@@ -490,6 +497,7 @@ class UpstreamConnection(_Peer):
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.transport = None
+        self.parser.release()
         with contextlib.suppress(ValueError):
             self.proxy._idle.remove(self)
         exchange = self.exchange
