@@ -4,14 +4,17 @@ a huge line: what it records is the same either way."""
 from __future__ import annotations
 
 import sys
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from taprun import run_tap
 from test_recorder_batch import record
 
 from wiretap.recording import memory, streams
 from wiretap.wire import redact
+from wiretap.wire.framing import PREVIEW
 
 
 @pytest.fixture(autouse=True)
@@ -50,3 +53,60 @@ def test_a_huge_line_gives_memory_back_once_and_is_recorded_as_it_would_be_witho
     kept = record(tmp_path, chunks, name="kept.jsonl")
     assert given_back == kept
     assert given_back.count(b"lorem ipsum " * 20_000) == 2 and b"ghp_" not in given_back
+
+
+def test_a_line_over_the_message_limit_passes_whole_and_is_recorded_truncated_in_bounded_memory(
+    tmp_path: Path,
+) -> None:
+    """A line that goes on past ``MESSAGE_LIMIT`` (64 MiB) is held up to it, then only counted: a 300 MiB
+    line without a newline took the recorder to 1,541 MiB (5x the line) and a line no reader keeps."""
+    mib, size = 1 << 20, streams.MESSAGE_LIMIT + (16 << 20)
+    server = (
+        "import sys\nout = sys.stdout.buffer\nblock = b'x' * (1 << 20)\n"
+        f"for _ in range({size // mib}): out.write(block)\n"
+        'out.write(b\'\\n{"jsonrpc":"2.0","method":"after"}\\n\')\n'
+        f"for _ in range({size // mib}): out.write(block)\n"
+    )
+    run = run_tap(tmp_path / "rec.jsonl", [sys.executable, "-c", server], [])
+    assert len(run.stdout) == 2 * size + len(b'\n{"jsonrpc":"2.0","method":"after"}\n')
+    first, after, last = run.messages("s2c")
+    for cut in (first, last):
+        assert cut["truncated"] is True and cut["size"] == size and cut["raw"] == "x" * PREVIEW
+    assert after["msg"] == {"jsonrpc": "2.0", "method": "after"}
+    assert last["eol"] == ""
+    notes = [e for e in run.events if e["kind"] == "error"]
+    assert [e["error"] for e in notes] == ["truncated", "truncated"]
+    end = run.events[-1]
+    assert end["lost"] == 0
+    assert end["recorder_max_rss"] < streams.MESSAGE_LIMIT + (48 << 20), end["recorder_max_rss"] >> 20
+
+
+def test_a_plain_body_over_the_message_limit_is_recorded_truncated_and_not_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(streams, "MESSAGE_LIMIT", 1 << 20)
+    stream = streams.BodyStream({"dir": "c2s"}, redact=True)
+    tracemalloc.start()
+    try:
+        for _ in range(48):
+            assert list(stream.feed(0.0, b"y" * 65536)) == []
+        held = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    (note, _), (message, _) = stream.close(1.0)
+    assert note["error"] == "truncated" and note["message"].startswith("the message is over 1 MiB")
+    assert message["truncated"] is True and message["size"] == 48 * 65536 and message["raw"] == "y" * PREVIEW
+    assert held < (1 << 20) + 4 * 65536, "3 MiB fed; the limit and a read or two held"
+
+
+def test_a_stderr_line_over_the_message_limit_keeps_its_first_bytes_and_its_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(streams, "MESSAGE_LIMIT", 1 << 20)
+    stream = streams.StderrStream(redact=True)
+    recorded = [event for read in range(40) for event, _ in stream.feed(float(read), b"z" * 65536)]
+    recorded += [event for event, _ in stream.feed(40.0, b"\nbye\n")]
+    assert recorded == [
+        {"t": 40.0, "kind": "stderr", "text": "z" * PREVIEW, "truncated": True, "size": 40 * 65536},
+        {"t": 40.0, "kind": "stderr", "text": "bye"},
+    ]

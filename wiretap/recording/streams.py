@@ -18,7 +18,7 @@ from wiretap.http.encoding import INFLATED_LIMIT, Decompressor
 from wiretap.recording import memory
 from wiretap.recording.events import Event, Kind
 from wiretap.recording.spec import StreamSpec
-from wiretap.wire.framing import Frame, LineFramer
+from wiretap.wire.framing import PREVIEW, Cut, Frame, LineFramer
 from wiretap.wire.messages import are_verbatim_json, is_verbatim_json, record_frame
 from wiretap.wire.redact import LineRedactor, may_hold_token_in, redact_json, redact_text
 from wiretap.wire.sse import SSEDecoder, SSEEvent
@@ -37,7 +37,9 @@ class Lines:
 
 
 Output = Recorded | Lines
-PREVIEW = 64 << 10
+MESSAGE_LIMIT = INFLATED_LIMIT
+"""The most of one message the recorder holds (a line, a body, decompressed or not). A bigger one passes
+whole and unchanged, and is recorded as ``truncated``: its first ``PREVIEW`` bytes and its size."""
 COPY_UP_TO = 64 << 10
 """How much of a body too big to decompress whole is kept in the recording."""
 
@@ -100,7 +102,7 @@ class LineStream:
 
     def __init__(self, direction: str, *, redact: bool) -> None:
         self._base = {"dir": direction}
-        self._framer = LineFramer()
+        self._framer = LineFramer(MESSAGE_LIMIT)
         self._redact = redact
         self._skip_fragment = False
         self.lost = 0
@@ -108,7 +110,7 @@ class LineStream:
         self._kind_dir = b',"kind":"message","dir":' + json.dumps(direction).encode() + b',"size":'
 
     def feed(self, t: float, chunk: bytes) -> Iterator[Output]:
-        continued = self._framer.pending > 0
+        continued, cuts = self._framer.pending > 0, self._framer.cuts
         frames = self._framer.feed(chunk)
         if not frames:
             return
@@ -120,7 +122,14 @@ class LineStream:
             frames = frames[1:]
             continued = False
         clean = not self._redact or not self._may_hold_token(chunk, frames, continued)
-        yield from self._lines(t, frames, clean)
+        if self._framer.cuts == cuts:
+            yield from self._lines(t, frames, clean)
+            return
+        for frame in frames:  # (a cut frame's preview may read as JSON: it never takes the fast path)
+            if type(frame) is Cut:
+                yield from truncated_message(t, self._base, frame, redact=self._redact)
+            else:
+                yield from self._lines(t, [frame], clean)
 
     @staticmethod
     def _may_hold_token(chunk: bytes, frames: list[Frame], continued: bool) -> bool:
@@ -176,6 +185,8 @@ class LineStream:
         last = self._framer.close()
         if self._skip_fragment:  # a gap ended inside the last line, which never got its newline
             self.lost += 1
+        elif type(last) is Cut:
+            yield from truncated_message(t, self._base, last, redact=self._redact, eol="")
         elif last is not None:
             yield from message(t, self._base, last, redact=self._redact, eol="")
         yield {"t": t, "kind": Kind.EOF.value, **self._base}, None
@@ -192,17 +203,16 @@ class StderrStream:
     """A process's stderr: one event per line, as text."""
 
     def __init__(self, *, redact: bool) -> None:
-        self._framer = LineFramer()
+        self._framer = LineFramer(MESSAGE_LIMIT)
         self._lines = LineRedactor() if redact else None
         self.lost = 0
 
     def _event(self, t: float, frame: Frame) -> Recorded:
         text = bytes(frame).decode("utf-8", errors="replace").rstrip("\r")
-        return {
-            "t": t,
-            "kind": Kind.STDERR.value,
-            "text": self._lines.line(text) if self._lines is not None else text,
-        }, None
+        event: Event = {"t": t, "kind": Kind.STDERR.value, "text": self._lines.line(text) if self._lines else text}
+        if type(frame) is Cut:
+            event |= {"truncated": True, "size": frame.size}
+        return event, None
 
     def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
         for frame in self._framer.feed(chunk):
@@ -217,13 +227,32 @@ class StderrStream:
             yield self._event(t, last)
 
 
-def _truncation_note(base: Event) -> Event:
+def _truncation_note(base: Event, *, decompressed: bool = False) -> Event:
+    what = "the decompressed body" if decompressed else "the message"
     return {
         "error": "truncated",
         **base,
-        "message": f"the decompressed body is over {INFLATED_LIMIT >> 20} MiB: recorded as truncated, with its "
+        "message": f"{what} is over {MESSAGE_LIMIT >> 20} MiB: recorded as truncated, with its "
         f"first {PREVIEW >> 10} KiB (the traffic passed whole and unchanged)",
     }
+
+
+def truncated_message(
+    t: float,
+    base: Event,
+    head: bytes,
+    *,
+    size: int | None = None,
+    redact: bool,
+    decompressed: bool = False,
+    **extra: Any,
+) -> Iterator[Recorded]:
+    """A message over ``MESSAGE_LIMIT``: a ``truncated`` error, then the message with its first bytes (``head``,
+    raw) and its whole ``size`` (a ``Cut``'s own, unless given)."""
+    whole = size if size is not None else head.size if isinstance(head, Cut) else len(head)
+    yield {"t": t, "kind": Kind.ERROR.value, **_truncation_note(base, decompressed=decompressed)}, None
+    kept = _raw(head, redact=redact) | {"size": whole}
+    yield {"t": t, "kind": Kind.MESSAGE.value, **base, **kept, "truncated": True, **extra}, None
 
 
 def _first(chunks: list[bytes], size: int) -> Iterator[bytes]:
@@ -243,15 +272,23 @@ class BodyStream:
         self._redact = redact
         self._decompress = Decompressor(encoding)
         self._cut = False
-        self._inflated = 0
+        self._size = 0
+        """The body's bytes so far (decompressed)."""
+        self._truncated = False
         self.lost = 0
 
     def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
-        if not self._cut and not self._decompress.truncated:
-            self._chunks.append(self._decompress(chunk))
-            if self._decompress.truncated:  # keep the preview only, not the 64 MiB it took to know
-                self._inflated = sum(map(len, self._chunks))
-                self._chunks = [b"".join(_first(self._chunks, PREVIEW))]
+        if self._cut:
+            return iter(())
+        if self._truncated:  # only counted now (a decompressor that stopped at its limit gives nothing)
+            self._size += len(self._decompress(chunk)) if self._decompress.identity else 0
+            return iter(())
+        plain = self._decompress(chunk)
+        self._chunks.append(plain)
+        self._size += len(plain)
+        if self._decompress.truncated or self._size > MESSAGE_LIMIT:  # the preview is kept, not the rest
+            self._truncated = True
+            self._chunks = [b"".join(_first(self._chunks, PREVIEW))]
         return iter(())
 
     def gap(self, t: float, *, ends_mid_frame: bool) -> None:
@@ -262,11 +299,11 @@ class BodyStream:
         self._chunks = []
         if self._cut:
             self.lost += 1
-            return
-        if self._decompress.truncated:
-            yield {"t": t, "kind": Kind.ERROR.value, **_truncation_note(self._base)}, None
-            kept = _raw(body, redact=self._redact) | {"size": self._inflated}
-            yield {"t": t, "kind": Kind.MESSAGE.value, **self._base, **kept, "truncated": True}, None
+        elif self._truncated:
+            decompressed = not self._decompress.identity
+            yield from truncated_message(
+                t, self._base, body, size=self._size, redact=self._redact, decompressed=decompressed
+            )
         else:
             yield from body_message(t, self._base, body, redact=self._redact)
 
@@ -304,7 +341,7 @@ class SSEStream:
             yield from self._recorded(t, event)
         if self._decompress.truncated and not self._noted:
             self._noted = True
-            yield {"t": t, "kind": Kind.ERROR.value, **_truncation_note(self._base)}, None
+            yield {"t": t, "kind": Kind.ERROR.value, **_truncation_note(self._base, decompressed=True)}, None
 
     def gap(self, t: float, *, ends_mid_frame: bool) -> None:
         self._decoder = SSEDecoder()
