@@ -110,3 +110,18 @@ def test_a_stderr_line_over_the_message_limit_keeps_its_first_bytes_and_its_size
         {"t": 40.0, "kind": "stderr", "text": "z" * PREVIEW, "truncated": True, "size": 40 * 65536},
         {"t": 40.0, "kind": "stderr", "text": "bye"},
     ]
+
+
+def test_an_sse_event_over_the_message_limit_is_recorded_truncated_and_the_next_one_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(streams, "MESSAGE_LIMIT", 1 << 20)
+    stream = streams.SSEStream({"dir": "s2c"}, redact=True)
+    recorded = list(stream.feed(0.0, b"event: message\ndata: "))
+    recorded += [item for read in range(32) for item in stream.feed(1.0, b"w" * 65536)]
+    recorded += stream.feed(2.0, b'\n\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n')
+    (note, _), (cut, _), (after, after_json) = recorded
+    assert note["error"] == "truncated"
+    assert cut["truncated"] is True and cut["raw"] == "w" * PREVIEW and cut["sse"] == {"event": "message"}
+    assert cut["size"] == len(b"event: message\ndata: ") + 32 * 65536 + 2
+    assert after["kind"] == "message" and after_json == b'{"jsonrpc":"2.0","id":1,"result":{}}'

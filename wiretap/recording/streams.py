@@ -321,7 +321,7 @@ class SSEStream:
 
     def __init__(self, base: Event, *, redact: bool, encoding: str | None = None) -> None:
         self._base = base
-        self._decoder = SSEDecoder()
+        self._decoder = SSEDecoder(MESSAGE_LIMIT)
         self._redact = redact
         self._decompress = Decompressor(encoding)
         self._noted = False
@@ -331,7 +331,11 @@ class SSEStream:
         sse = {k: v for k, v in (("event", event.event), ("id", event.id), ("retry", event.retry)) if v is not None}
         if not event.complete:
             sse["incomplete"] = True
-        if event.data:
+        if event.size is not None:
+            yield from truncated_message(
+                t, self._base, event.data or b"", redact=self._redact, size=event.size, sse=sse
+            )
+        elif event.data:
             yield from message(t, self._base, event.data, redact=self._redact, sse=sse)
         else:
             yield {"t": t, "kind": Kind.SSE.value, **self._base, **sse}, None
@@ -344,7 +348,7 @@ class SSEStream:
             yield {"t": t, "kind": Kind.ERROR.value, **_truncation_note(self._base, decompressed=True)}, None
 
     def gap(self, t: float, *, ends_mid_frame: bool) -> None:
-        self._decoder = SSEDecoder()
+        self._decoder = SSEDecoder(MESSAGE_LIMIT)
         self.lost += 1  # the event the gap cut into
 
     def close(self, t: float) -> Iterator[Recorded]:
