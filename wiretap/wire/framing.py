@@ -12,7 +12,7 @@ Frame = bytes | bytearray
 
 UNLIMITED = 1 << 62
 PREVIEW = 64 << 10
-"""What a ``Cut`` keeps of its frame."""
+"""What a ``Cut`` keeps of its frame (and an SSE event over its decoder's limit, of its data)."""
 
 
 class Cut(bytes):

@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from wiretap.wire.framing import PREVIEW, UNLIMITED
+
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
-UNLIMITED = 1 << 62
-PREVIEW = 64 << 10
-"""What a truncated event keeps of its data."""
 
 
 @dataclass
