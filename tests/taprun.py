@@ -71,3 +71,10 @@ def run_tap(recording: Path, server: list[str], chunks: list[bytes], *extra: str
     header, events, skipped = settled_read_all(recording)
     assert not skipped, skipped.describe()
     return TapRun(proc.returncode, out[0], err[0], header, events)
+
+
+def blocked_signals(pid: int, tid: int) -> set[int]:
+    """The signals thread ``tid`` of process ``pid`` blocks (Linux: its ``SigBlk`` in /proc)."""
+    status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+    mask = int(next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1], 16)
+    return {n for n in range(1, 64) if mask >> (n - 1) & 1}

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from taprun import blocked_signals
 from uirun import WIRETAP, exchange, get_json, ui, wait_until, write_recording
 
 
@@ -190,12 +191,6 @@ while True:
 """
 
 
-def _blocked_signals(pid: int, tid: int) -> set[int]:
-    status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
-    mask = int(next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1], 16)
-    return {n for n in range(1, 64) if mask >> (n - 1) & 1}
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads each thread's signal mask in /proc (Linux)")
 def test_the_sessions_other_threads_leave_the_signals_it_passes_on_to_its_main_thread(tmp_path: Path) -> None:
     """The session passes SIGTERM on to the client from its main thread, which waits for the client. A
@@ -212,8 +207,8 @@ def test_the_sessions_other_threads_leave_the_signals_it_passes_on_to_its_main_t
         assert wrap.stderr.readline().startswith("wiretap ui: http://127.0.0.1:")
         assert wrap.stderr.readline() == "client: started\n"
         others = [int(tid) for tid in os.listdir(f"/proc/{wrap.pid}/task") if int(tid) != wrap.pid]
-        blocked = [_blocked_signals(wrap.pid, tid) for tid in others]
-        main_blocked = _blocked_signals(wrap.pid, wrap.pid)
+        blocked = [blocked_signals(wrap.pid, tid) for tid in others]
+        main_blocked = blocked_signals(wrap.pid, wrap.pid)
         wrap.send_signal(signal.SIGTERM)
         assert wrap.wait(20) == 0
     assert others, "the view's stderr is read on a thread of its own"

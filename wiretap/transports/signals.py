@@ -8,9 +8,10 @@ its own, not be passed on to it. So each signal's number is also written on a pi
 (``signal.set_wakeup_fd``) that the relay's ``poll()`` watches: the relay thread passes it on and
 stamps it, as it stamps the end of stdin, which a client's shutdown often sends with it.
 
-Where the main thread passes signals on and no thread watches such a pipe (the ``wiretap -- CLIENT``
-session), threads that only read are started with those signals blocked
-(``forwarded_signals_blocked``): the kernel then delivers them to the main thread.
+Threads that only read (the server's stderr; in the ``wiretap -- CLIENT`` session, where the main
+thread passes signals on and no thread watches such a pipe, the view's stderr) are started with those
+signals blocked (``forwarded_signals_blocked``): the kernel then delivers them to a thread that acts
+on them. (Once the relay thread has ended, only the main thread can.)
 """
 
 from __future__ import annotations

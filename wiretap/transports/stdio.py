@@ -22,7 +22,7 @@ from wiretap.recording.recorder import Recorder
 from wiretap.recording.spec import StreamSpec
 from wiretap.transports.process import shell_status, signal_name, spawn
 from wiretap.transports.pumps import LoopedPump, Pump, PumpLoop
-from wiretap.transports.signals import FORWARDED_SIGNALS, SignalPipe
+from wiretap.transports.signals import FORWARDED_SIGNALS, SignalPipe, forwarded_signals_blocked
 
 STDERR = "stderr"
 # A grandchild may hold the server's stdout open after the server exits: once the pumps have waited
@@ -131,7 +131,8 @@ class StdioTap:
         signals.watched = True
         errors = threading.Thread(target=stderr.run, args=(lambda: None,), name="wiretap-stderr", daemon=True)
         relay.start()
-        errors.start()
+        with forwarded_signals_blocked():  # (the kernel then gives them to the main thread or the relay)
+            errors.start()
         return [(relay, to_server), (relay, to_client), (errors, stderr)]
 
     @staticmethod
