@@ -38,8 +38,8 @@ class Lines:
 
 Output = Recorded | Lines
 MESSAGE_LIMIT = INFLATED_LIMIT
-"""The most of one message the recorder holds (a line, a body, decompressed or not). A bigger one passes
-whole and unchanged, and is recorded as ``truncated``: its first ``PREVIEW`` bytes and its size."""
+"""The most of one message the recorder holds (a line, a body decompressed or not, an SSE event). A bigger
+one passes whole and unchanged, and is recorded as ``truncated``: its first ``PREVIEW`` bytes and its size."""
 COPY_UP_TO = 64 << 10
 """How much of a body too big to decompress whole is kept in the recording."""
 
