@@ -260,7 +260,7 @@ def test_a_flood_of_half_sent_heads_holds_no_more_than_max_idle_of_them(
 ) -> None:
     """Each connection sends 60,000 bytes of a head (under the 64 KiB cap) and waits. The idle cap was kept
     by the once-a-second sweep alone, and a closed connection's half head waited for the cycle collector:
-    1,600 connections grew the proxy by 48 MiB at the default cap (100), 3,200 by 92 MiB."""
+    800 connections grew the proxy by 47 MiB at the default cap (100), 3,200 by 92 MiB."""
     count, cap = min(800, many_descriptors // 2 - 50), 100
     half_head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * 60_000
     with running_proxy(raw_upstream.url, tmp_path / "rec.jsonl") as proxy:
