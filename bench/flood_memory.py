@@ -63,7 +63,8 @@ def half_heads(src: Path, connections: int, tmp: Path) -> int:
         upstream.close()
     proc.send_signal(signal.SIGINT)
     _, _, rusage = os.wait4(proc.pid, 0)
-    proc.returncode = 0
+    proc.returncode = 0  # (reaped by wait4, which also gave its rusage)
+    proc.stdout.close()
     return _max_rss(rusage)
 
 

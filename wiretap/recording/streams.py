@@ -281,7 +281,8 @@ class BodyStream:
         if self._cut:
             return iter(())
         if self._truncated:  # only counted now (a decompressor that stopped at its limit gives nothing)
-            self._size += len(self._decompress(chunk)) if self._decompress.identity else 0
+            if self._decompress.identity:
+                self._size += len(chunk)
             return iter(())
         plain = self._decompress(chunk)
         self._chunks.append(plain)

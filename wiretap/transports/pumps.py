@@ -156,16 +156,14 @@ class PumpLoop:
                         waiting.pump.waiting_since = clock()
                 wait, changed = _waiter([*readers, *watch], list(writers)), False
             for fd in wait():
-                watcher = watch.get(fd)
-                if watcher is not None:
-                    watcher()
-                    continue
                 writer = writers.get(fd)
                 if writer is not None:
                     self._write(writer)
                     changed = changed or writer.pending is None
                 looped = readers.get(fd)
                 if looped is None or looped.pending is not None:
+                    if looped is None and (watcher := watch.get(fd)) is not None:  # (off the traffic's path)
+                        watcher()
                     continue
                 pump = looped.pump
                 pump.waiting_since = None
