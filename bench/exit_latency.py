@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 from scenarios.raw_upstream import RawUpstream  # noqa: E402
 
-from wiretap.recording.follow import wait_complete  # noqa: E402
+from wiretap.recording.complete import await_end  # noqa: E402
 
 FLOOD = REPO / "tests" / "scenarios" / "flood_server.py"
 
@@ -73,7 +73,7 @@ def tap_round(tmp: Path, env: dict[str, str], count: int, r: int) -> dict[str, f
     proc.wait()
     tap_exit = time.monotonic()
     watcher.join()
-    wait_complete(recording, 120, poll=0.001)
+    await_end(recording, 120, patient=True)
     done = time.monotonic()
     for pipe in (proc.stdin, proc.stdout, proc.stderr):
         pipe.close()
@@ -110,7 +110,7 @@ def proxy_round(tmp: Path, env: dict[str, str], upstream: str, r: int) -> dict[s
     proc.wait()
     gone = time.monotonic()
     conn.close()
-    wait_complete(recording, 120, poll=0.001)
+    await_end(recording, 120, patient=True)
     done = time.monotonic()
     proc.stdout.close()
     return {"exit_after_sigterm_ms": (gone - sent) * 1000, "complete_after_exit_ms": (done - gone) * 1000}

@@ -30,7 +30,7 @@ from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(CHECKOUT))
-from wiretap.recording.follow import wait_complete  # noqa: E402
+from wiretap.recording.complete import await_end  # noqa: E402
 
 HALF_HEAD = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * 60_000
 
@@ -76,7 +76,7 @@ def endless_line(src: Path, mib: int, tmp: Path) -> tuple[int, float]:
     subprocess.run([sys.executable, "-m", "wiretap", "tap", "--out", str(out), "--", sys.executable, "-c", server],
                    env={**os.environ, "PYTHONPATH": str(src)}, cwd=tmp, check=True,
                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    if not wait_complete(out, 300):
+    if not await_end(out, 300, patient=True).complete:
         raise SystemExit(f"{out}: the recording did not finish")
     took = time.perf_counter() - started
     with out.open("rb") as recording:

@@ -37,8 +37,13 @@ class Recording:
         header = Header(transport, name, ["reports-server"], started_epoch=1_795_000_000.0, extra=extra)
         with path.open("wb") as file:
             file.write(b"".join(encode_event(header.to_dict())))
-            for event in sorted(self.events, key=lambda e: e["t"]):
+            events = sorted(self.events, key=lambda e: e["t"])
+            for event in events:
                 file.write(b"".join(encode_event(event)))
+            last = events[-1]["t"] if events else 0.0  # a finished recording ends with its end event
+            file.write(
+                b"".join(encode_event({"t": last, "kind": "end", "ended": "normal", "written": len(events) + 2}))
+            )
         return path
 
 

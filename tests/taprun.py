@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from wiretap.recording.complete import await_end
 from wiretap.recording.events import Event
-from wiretap.recording.follow import wait_complete
 from wiretap.recording.reader import Skipped, read_all
 
 SCENARIO_SERVER = [sys.executable, str(Path(__file__).parent / "scenarios" / "stdio_server.py")]
@@ -34,7 +34,7 @@ class TapRun:
 
 def settled_read_all(recording: Path) -> tuple[Event, list[Event], Skipped]:
     """The recording once its recorder process has finished it (wiretap exits before that)."""
-    assert wait_complete(recording, 60), f"{recording} has no end event"
+    assert await_end(recording, 60, patient=True).complete, f"{recording} has no end event"
     return read_all(recording)
 
 

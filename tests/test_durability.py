@@ -21,8 +21,8 @@ import pytest
 from taprun import TAP, settled_read_all
 from test_tap import read_pid_line, wait_until_gone
 
+from wiretap.recording.complete import await_end
 from wiretap.recording.events import Event
-from wiretap.recording.follow import wait_complete
 from wiretap.recording.reader import read_all
 from wiretap.recording.recorder import grow_pipe
 
@@ -357,7 +357,7 @@ def test_a_recorder_that_stops_taking_records_never_holds_traffic_and_the_gap_is
     with contextlib.suppress(ProcessLookupError):  # (gone if wiretap had to end it)
         os.kill(sink, signal.SIGCONT)
     assert proc.wait(60) == 0
-    wait_complete(recording, 30)
+    await_end(recording, 30, patient=True)
     stderr = proc.stderr.read()
     for pipe in (proc.stdout, proc.stderr):
         pipe.close()

@@ -71,7 +71,7 @@ def test_the_page_holds_verdicts_tables_timeline_and_messages_and_fetches_nothin
         "Messages",
     ]
     assert "<h3>Findings</h3><p>none</p>" in html
-    assert len(re.findall(r"<details ", html)) == 29 == len(re.findall(r"<pre>", html))
+    assert len(re.findall(r"<details ", html)) == 30 == len(re.findall(r"<pre>", html))
     svg = ET.fromstring(html[html.index("<svg") : html.index("</svg>") + 6])
     assert [t.text for t in svg.iter(f"{NS}text") if "gap-label" in (t.get("class") or "")] == ["longest gap 11.20 s"]
 
@@ -142,8 +142,8 @@ def test_the_page_renders_in_chromium_without_a_console_error(chromium: Path, tm
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000, "a real picture"
     dom = open_in_chromium(chromium, page.as_uri() + "#q=tasks/get%20T2", tmp_path, "--dump-dom")
     assert console(dom) == []
-    assert "12 of 29 shown" in dom.stdout, "the script ran and the link's filter applied: T2's 6 polls, 6 answers"
-    assert len(re.findall(r'<details class="[^"]* hidden"', dom.stdout)) == 29 - 12
+    assert "12 of 30 shown" in dom.stdout, "the script ran and the link's filter applied: T2's 6 polls, 6 answers"
+    assert len(re.findall(r'<details class="[^"]* hidden"', dom.stdout)) == 30 - 12
     assert "<svg" in dom.stdout and "longest gap 11.20 s" in dom.stdout
 
 

@@ -63,6 +63,94 @@ def test_over_http(wiretap_http):
 """
 
 
+ADDER = """
+import json, os, subprocess, sys
+import pytest
+
+SERVER = '''
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" not in request:
+        continue
+    if request["method"] == "tools/call":
+        a, b = request["params"]["arguments"]["a"], request["params"]["arguments"]["b"]
+        result = {{"content": [{{"type": "text", "text": str(a + b)}}]}}
+    else:
+        result = {{"protocolVersion": "2025-06-18", "capabilities": {{"tools": {{}}}},
+                  "serverInfo": {{"name": "adder", "version": "1"}}}}
+    print(json.dumps({{"jsonrpc": "2.0", "id": request["id"], "result": result}}), flush=True)
+print("adder: bye", file=sys.stderr, flush=True)
+'''
+
+
+def ask(argv, b):
+    client = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    init = {{"protocolVersion": "2025-06-18", "capabilities": {{}}, "clientInfo": {{"name": "t", "version": "1"}}}}
+    client.stdin.write(json.dumps({{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}}) + "\\n")
+    client.stdin.flush()
+    client.stdout.readline()
+    call = {{"name": "add", "arguments": {{"a": 40, "b": b}}}}
+    client.stdin.write(json.dumps({{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}}) + "\\n")
+    client.stdin.flush()
+    answer = json.loads(client.stdout.readline())
+    client.stdin.close()
+    client.wait(30)
+    return answer
+
+
+def test_add(wiretap_stdio):
+    answer = ask(wiretap_stdio([sys.executable, "-c", SERVER]), int(os.environ.get("ADD_B", "2")))
+    assert answer["result"]["content"][0]["text"] == os.environ.get("ADD_SUM", "42")
+"""
+
+ADDER_RECORDING = Path("recordings") / "test_adder" / "test_add.jsonl"
+
+
+def test_once_keeps_a_complete_recording_of_a_server_that_answers_at_once_and_none_replays_it(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_adder=ADDER.format())
+    for _ in range(3):
+        (pytester.path / ADDER_RECORDING).unlink(missing_ok=True)
+        pytester.runpytest_subprocess("-p", "no:cacheprovider", "--wiretap-record-mode=once").assert_outcomes(passed=1)
+        lines = (pytester.path / ADDER_RECORDING).read_bytes().splitlines()
+        assert json.loads(lines[-1])["kind"] == "end"
+        assert any(b"adder: bye" in line for line in lines)
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--wiretap-record-mode=none")
+        result.assert_outcomes(passed=1)
+
+
+def test_a_changed_request_fails_naming_the_closest_and_a_removed_recording_fails_naming_the_file(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_adder=ADDER.format())
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--wiretap-record-mode=once").assert_outcomes(passed=1)
+    monkeypatch.setenv("ADD_B", "3")
+    monkeypatch.setenv("ADD_SUM", "43")
+    changed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--wiretap-record-mode=none")
+    changed.assert_outcomes(failed=1)
+    changed.stdout.fnmatch_lines(["*wiretap: tools/call * is not in test_add.jsonl: closest is #2 tools/call *"])
+    (pytester.path / ADDER_RECORDING).unlink()
+    removed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--wiretap-record-mode=none")
+    removed.assert_outcomes(failed=1)
+    removed.stdout.fnmatch_lines(["*no recording at *recordings/test_adder/test_add.jsonl (record mode none)*"])
+
+
+def test_a_recording_left_incomplete_fails_the_replay_naming_the_file_and_why(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_adder=ADDER.format())
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--wiretap-record-mode=once").assert_outcomes(passed=1)
+    recording = pytester.path / ADDER_RECORDING
+    recording.write_bytes(b"".join(recording.read_bytes().splitlines(keepends=True)[:-1]))  # no end event
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--wiretap-record-mode=none")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_add.jsonl is incomplete: it has no end event*--wiretap-record-mode=all*"])
+    recording.write_bytes(b"")
+    empty = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--wiretap-record-mode=none")
+    empty.assert_outcomes(failed=1)
+    empty.stdout.fnmatch_lines(["*test_add.jsonl is incomplete: it is empty*"])
+
+
 @pytest.fixture
 def sample(pytester: pytest.Pytester, mcp_sdk_python: Path, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     pytester.makepyfile(test_sample=SAMPLE.format(python=str(mcp_sdk_python), scripts=str(PEER_SCRIPTS)))
@@ -196,5 +284,5 @@ def test_wiretap_http_records_through_a_proxy_where_the_ini_option_says_then_rep
 
 
 def test_sample_sources_are_valid_python() -> None:
-    for source in (SAMPLE, SAMPLE_HTTP):
+    for source in (SAMPLE, SAMPLE_HTTP, ADDER):
         compile(textwrap.dedent(source.format(python="py", scripts="s")), "sample", "exec")

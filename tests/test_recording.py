@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from wiretap.recording.complete import wait_released, writers_gone
 from wiretap.recording.events import FORMAT_VERSION, Direction, Header, Kind
-from wiretap.recording.follow import tail_lines, wait_released, writers_gone
+from wiretap.recording.follow import tail_lines
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording, open_recording, read_all
 from wiretap.recording.recorder import Recorder
@@ -213,6 +214,6 @@ def test_a_warning_that_finds_stderr_full_never_stops_the_traffic(tmp_path: Path
     recorder._proc.wait()
     for _ in range(3):
         recorder.data(Direction.C2S, b'{"jsonrpc":"2.0","method":"ping"}\n')
-    recorder.close(settle=False)
+    recorder.close(wait=0.0)
     events = [json.loads(line) for line in path.read_text().splitlines() if line]
     assert any(e.get("error") == "recorder_died" for e in events)

@@ -220,6 +220,7 @@ def proxy(
 @click.option("--until", type=float, help="Only up to this many seconds.")
 @click.option("--server", "-s", help="Only this server's recording (of a session folder).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per row, for machines.")
+@click.option("--absolute", is_flag=True, help="Times as UTC wall-clock times (to the millisecond), not seconds.")
 @click.option("--color/--no-color", default=None, help="Colour (default: when stdout is a terminal).")
 def show(
     recording: Path,
@@ -231,6 +232,7 @@ def show(
     until: float | None,
     server: str | None,
     as_json: bool,
+    absolute: bool,
     color: bool | None,
 ) -> None:
     """Print a recording as a timeline; a session folder's recordings interleave on one clock
@@ -244,7 +246,9 @@ def show(
     keep = RowFilter(methods, direction, text, since, until)
     printer = printer_for(sys.stdout, as_json=as_json, color=color)
     with contextlib.suppress(KeyboardInterrupt):
-        show_timeline(recording, printer, sys.stdout, keep, server=server, follow=follow, notes=sys.stderr)
+        show_timeline(
+            recording, printer, sys.stdout, keep, server=server, follow=follow, absolute=absolute, notes=sys.stderr
+        )
 
 
 @cli.command()

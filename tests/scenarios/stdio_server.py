@@ -2,6 +2,7 @@
 
 Modes:
   answer       answers every JSON-RPC request with {"echo": <params>}; exits 0 on end of input
+  one-and-bye  answers the first request, says "bye" on stderr and exits 0
   crash        answers the first request, writes half a line, and exits with code 3
   segfault     answers the first request, then kills itself with SIGSEGV
   on-sigint    prints its pid to stderr, waits; exits 0 on SIGINT, saying so on stderr
@@ -44,6 +45,9 @@ def wait_forever() -> None:
 def main(mode: str) -> None:
     if mode == "answer":
         answer_lines()
+    elif mode == "one-and-bye":
+        answer_lines(limit=1)
+        say("bye")
     elif mode == "crash":
         answer_lines(limit=1)
         sys.stdout.write('{"jsonrpc":"2.0","method":"notifications/mess')

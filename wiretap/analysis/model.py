@@ -57,6 +57,8 @@ class RecordingInfo:
     """The server's name in its session (None for a lone recording)."""
     offset: float = 0.0
     """Seconds from the session's t = 0 (the client's start) to this recording's t = 0."""
+    incomplete: str | None = field(default=None, metadata={"omit_none": True})
+    """Why the recording is not complete (still being written, or without an end event); None when it is."""
 
 
 @dataclass

@@ -24,6 +24,7 @@ from wiretap.analysis.shutdown import shutdown_verdict
 from wiretap.analysis.stats import Distribution
 from wiretap.analysis.tasks import Task, TaskTracker
 from wiretap.analysis.traffic import Traffic
+from wiretap.recording.complete import WAIT_FOR_END
 from wiretap.recording.events import Event
 from wiretap.recording.reader import open_recording
 from wiretap.render.plural import plural
@@ -392,6 +393,7 @@ def build_report(
     keep_methods: bool = False,
     clock_origin: float | None = None,
     timeline: bool = False,
+    wait: float | None = WAIT_FOR_END,
 ) -> Report:
     """Stream one recording once through every analysis into the report model. Raises NotARecording / OSError.
 
@@ -399,7 +401,8 @@ def build_report(
     clock; it counts when it comes before every sign of leaving in the traffic. ``keep_rows``: how many
     timeline rows to keep for a page that lists the messages; ``timeline``: gather the traffic per
     connection for a picture (it grows with the recording). ``clock_origin``: t = 0 on the machine's
-    monotonic clock (a session's client start): every time in the report is then on that clock.
+    monotonic clock (a session's client start): every time in the report is then on that clock. ``wait``:
+    how long to wait for a recording still being finished (``open_recording``).
     """
     return analyse_into_model(
         path,
@@ -408,6 +411,7 @@ def build_report(
         keep_methods=keep_methods,
         clock_origin=clock_origin,
         timeline=timeline,
+        wait=wait,
     )[0]
 
 
@@ -419,10 +423,11 @@ def analyse_into_model(
     keep_methods: bool = False,
     clock_origin: float | None = None,
     timeline: bool = False,
+    wait: float | None = WAIT_FOR_END,
 ) -> tuple[Report, Analysis, Event]:
     """``build_report``, with the analysis behind the report (a behaviour profile reads the same single
     pass) and the recording's header."""
-    with open_recording(path) as reader:
+    with open_recording(path, wait=wait) as reader:
         analysis = Analysis(str(reader.header.get("transport", "stdio")), keep_rows, keep_methods, timeline)
         found = reader.header.get("monotonic_origin")
         origin = float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
@@ -435,6 +440,8 @@ def analyse_into_model(
             analysis.client_exited = client_exited_monotonic - zero
         report = analysis.report(reader.header, str(path), len(reader.skipped.lines))
         report.recording.offset = round(offset, 6)
+        if not reader.completion.complete:
+            report.recording.incomplete = reader.completion.describe()
         return report, analysis, reader.header
 
 

@@ -82,6 +82,7 @@ def merge(parts: list[Report], folder: Path, manifest: dict[str, Any], keep_rows
             duration=max(durations) if durations else None,
             events=sum(p.recording.events for p in parts),
             skipped_lines=sum(p.recording.skipped_lines for p in parts),
+            incomplete="; ".join(p.recording.incomplete for p in parts if p.recording.incomplete) or None,
         ),
         messages=model.MessageCounts(
             sum(p.messages.c2s for p in parts),

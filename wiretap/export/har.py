@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -17,6 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 from wiretap import __version__
 from wiretap.errors import BadInput
 from wiretap.recording.events import Direction, Event, Kind, utc_iso_ms
+from wiretap.recording.origin import origin_ns
 from wiretap.recording.reader import open_recording
 
 REBUILT = "rebuilt by wiretap from the recorded messages; headers as recorded (credentials redacted)"
@@ -143,14 +143,6 @@ class _Exchange:
         }
 
 
-def _started_epoch(header: Event) -> float:
-    started = str(header.get("started", "1970-01-01T00:00:00.000Z")).replace("Z", "+00:00")
-    try:
-        return datetime.fromisoformat(started).timestamp()
-    except ValueError:
-        return 0.0
-
-
 def _origin(header: Event, events_seen: list[Event]) -> str:
     upstream = header.get("upstream") or next((e.get("upstream") for e in events_seen if "upstream" in e), None)
     parts = urlsplit(str(upstream or "http://upstream"))
@@ -190,7 +182,7 @@ def build_har(header: Event, events: Iterable[Event]) -> dict[str, Any]:
             exchange.received.append(event)
         elif kind == Kind.ERROR:
             exchange.error = f"wiretap: {event.get('error')}: {event.get('message', '')}"
-    started, origin = _started_epoch(header), _origin(header, listens)
+    started, origin = origin_ns(header) / 1e9, _origin(header, listens)
     entries = [exchange.entry(started, origin) for exchange in sorted(exchanges.values(), key=lambda x: x.request["t"])]
     return {
         "log": {

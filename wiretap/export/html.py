@@ -171,6 +171,8 @@ def _section(report: Report, n: int) -> Iterator[str]:
         f'<p class="meta">{escape(str(rec.source))} · started {escape(str(rec.started))} · '
         f"{fmt(rec.duration)} s · {escape(counts(report))} · {plural(rec.events, 'event')}{skipped}</p>"
     )
+    if rec.incomplete:
+        yield f'<p class="incomplete"><strong>Not complete.</strong> {escape(rec.incomplete)}</p>'
     yield _verdicts(report)
     yield f'<p class="rule">{escape(report.poll_rule)}.</p>'
     yield f'<h3>Timeline</h3><figure class="timeline">{render_svg(timeline_of(report))}</figure>'

@@ -13,10 +13,10 @@ from typing import Any
 
 from wiretap import __version__
 from wiretap.otel import attributes as attrs
-from wiretap.otel.clock import at, origin_ns
 from wiretap.otel.report_spans import report_spans
 from wiretap.otel.spans import Link, Span, SpanEvent, SpanKind, span_id_for, trace_id_for
 from wiretap.recording.events import Event
+from wiretap.recording.origin import at, origin_ns
 
 MAX_PENDING = 10_000
 """Requests awaiting a response beyond which the oldest is given up on: memory stays bounded under a

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import IO
 
 from wiretap.errors import BadInput
+from wiretap.recording.complete import WAIT_FOR_END, Completion, State, await_end, say_if_incomplete
 from wiretap.recording.events import FORMAT_VERSION, Event, Kind
 from wiretap.recording.jsonload import loads
 from wiretap.recording.migrate import UnsupportedFormat, check_format, migrate
@@ -89,6 +90,8 @@ class RecordingReader:
         """Where the line of the event ``events()`` gave last starts in the file, when known."""
         self.line = b""
         """That line, as read."""
+        self.completion = Completion(path, State.COMPLETE)
+        """Whether the recording was complete when it was opened (``open_recording`` asks)."""
 
     def close(self) -> None:
         self.file.close()
@@ -167,14 +170,20 @@ def _deeper_than(value: object, limit: int) -> bool:
     return False
 
 
-def open_recording(path: Path) -> RecordingReader:
-    """Open a recording; raise NotARecording (or OSError) with a one-line reason."""
+def open_recording(path: Path, *, wait: float | None = WAIT_FOR_END) -> RecordingReader:
+    """Open a recording once it is complete (``complete.await_end``: ``wait`` seconds at most; None for a
+    reader that follows it as it grows); raise NotARecording (or OSError) with a one-line reason. One that
+    is not complete is read all the same, and said so on stderr."""
+    completion = Completion(path, State.COMPLETE) if wait is None else await_end(path, wait)
     file = path.open("rb")
     try:
-        return RecordingReader(file, path)
+        reader = RecordingReader(file, path)
     except BaseException:
         file.close()
         raise
+    reader.completion = completion
+    say_if_incomplete(completion)
+    return reader
 
 
 def read_all(path: Path) -> tuple[Event, list[Event], Skipped]:

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
 from wiretap.recording import channel
@@ -102,6 +102,7 @@ class Recorder:
         self.drop = on_overload == "drop"
         self._stderr = stderr or sys.stderr
         self._start = time.monotonic()
+        origin_ns = time.time_ns()
         # Reentrant: a signal handler on the main thread may record while the main thread records.
         self._lock = threading.RLock()
         self._ids: dict[Hashable, int] = {}
@@ -118,11 +119,12 @@ class Recorder:
         self._held: list[tuple[bytes, int, bytes | None]] | None = None
         if not self._dead:
             self._start_sink()
-        # The monotonic origin lets recordings made side by side (a session) share one clock.
+        # t = 0 is the header's start, on the wall clock (``started``, ``wall_origin_ns``) and on the
+        # monotonic clock, which lets recordings made side by side (a session) share one clock.
         self._header = {
-            **header.to_dict(),
+            **replace(header, started_epoch=origin_ns / 1e9).to_dict(),
             "monotonic_origin": round(self._start, 6),
-            "wall_origin_ns": time.time_ns() - round((time.monotonic() - self._start) * 1e9),
+            "wall_origin_ns": origin_ns,
         }
         self._send_json(Op.HEADER, 0, 0.0, self._header)
 
@@ -139,7 +141,7 @@ class Recorder:
                 argv,
                 pass_fds=(read_end, control_read, self.writer._fd),
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,  # (never written: its end says the recorder has exited)
                 start_new_session=True,
             )
         except OSError as exc:
@@ -250,11 +252,11 @@ class Recorder:
         with self._lock:
             self._send_or_count([channel.encode(Op.GUARD, pgid, self.now())])
 
-    def close(self, *, settle: bool = True, **summary: Any) -> None:
-        """Hand over the end event's summary and let the recorder finish on its own.
+    def close(self, *, wait: float = SETTLE_TIMEOUT, unless: int | None = None, **summary: Any) -> bool:
+        """Hand over the end event's summary; the recorder finishes the recording on its own.
 
-        ``settle`` waits until the recording is complete (not what a relay that should exit now wants).
-        """
+        Then wait until it has (its end event written, its process gone), ``wait`` seconds at most, or
+        until descriptor ``unless`` is readable. True when the recording is known to be complete."""
         self.flush()
         with self._lock:
             summary.setdefault("ended", "normal")
@@ -271,9 +273,28 @@ class Recorder:
                 self._fd = -1
             if self._dead and self.writer._fd >= 0:
                 self._append({"kind": Kind.END.value, **summary, "lost": self._lost_after_death, "lost_unknown": True})
-        if settle and self._proc is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._proc.wait(SETTLE_TIMEOUT)
+        proc = self._proc
+        if proc is None or proc.stdout is None:  # (no recorder: what there was to write is written)
+            return True
+        try:
+            return self._wait_for(proc, proc.stdout.fileno(), wait, unless)
+        finally:
+            proc.stdout.close()
+
+    @staticmethod
+    def _wait_for(proc: subprocess.Popen[bytes], exited: int, wait: float, unless: int | None) -> bool:
+        watched = [exited] if unless is None else [exited, unless]
+        deadline = time.monotonic() + wait
+        while proc.poll() is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            ready = select.select(watched, [], [], left)[0]
+            if exited in ready:
+                proc.wait()
+            elif ready:
+                return False
+        return True
 
     def _send_json(self, op: Op, key: int, t: float, value: Any) -> None:
         self._send_or_count([channel.encode_json(op, key, t, value)])

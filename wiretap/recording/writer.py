@@ -40,7 +40,7 @@ def create_private(path: Path) -> int:
     """Create a new file readable by its owner only and return its descriptor; never clobbers.
 
     The descriptor holds an exclusive ``flock`` on the file, shared by every process it is passed
-    to (the recorder): a reader can tell when the last of them is gone (``follow.wait_released``)."""
+    to (the recorder): a reader can tell when the last of them is gone (``complete.writers_gone``)."""
     fd = files.create_private(path, append=True)
     with contextlib.suppress(OSError):  # (a file system without locks: nobody can wait for the writers)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

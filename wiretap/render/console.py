@@ -8,6 +8,7 @@ from typing import IO, Protocol
 from rich.console import Console
 from rich.text import Text
 
+from wiretap.recording.origin import at, utc_ms
 from wiretap.render.summarize import clip
 from wiretap.render.timeline import ERR, IN, LIFE, OUT, Row
 
@@ -20,6 +21,8 @@ class RowPrinter(Protocol):
     """Whether rows carry an exchange/connection column (HTTP recordings)."""
     server_width: int
     """The width of the server column (a session's interleaved recordings); 0 for none."""
+    clock_zero_ns: int | None
+    """The wall clock at t = 0 (``origin.origin_ns``) to show times on (``show --absolute``); None: seconds."""
 
     def print_row(self, row: Row) -> None: ...
 
@@ -28,10 +31,16 @@ def _server(row: Row, width: int) -> str:
     return f"{clip(row.server or '', width):<{width}}  " if width else ""
 
 
-def plain_line(row: Row, *, where_column: bool = False, server_width: int = 0) -> str:
+def when(row: Row, clock_zero_ns: int | None) -> str:
+    """Seconds since t = 0, or the UTC time to the millisecond when the wall clock at t = 0 is given."""
+    return f"{row.t:7.2f}" if clock_zero_ns is None else utc_ms(at(clock_zero_ns, row.t))
+
+
+def plain_line(row: Row, *, where_column: bool = False, server_width: int = 0, clock_zero_ns: int | None = None) -> str:
     where = f"{row.where:<5} " if where_column else ""
     server = _server(row, server_width)
-    return f"{row.t:7.2f}  {server}{row.lane:<3}  {where}{row.title:<{TITLE_WIDTH}} {row.summary}".rstrip()
+    t = when(row, clock_zero_ns)
+    return f"{t}  {server}{row.lane:<3}  {where}{row.title:<{TITLE_WIDTH}} {row.summary}".rstrip()
 
 
 class PlainPrinter:
@@ -39,9 +48,13 @@ class PlainPrinter:
         self._out = out
         self.where_column = False
         self.server_width = 0
+        self.clock_zero_ns: int | None = None
 
     def print_row(self, row: Row) -> None:
-        self._out.write(plain_line(row, where_column=self.where_column, server_width=self.server_width) + "\n")
+        line = plain_line(
+            row, where_column=self.where_column, server_width=self.server_width, clock_zero_ns=self.clock_zero_ns
+        )
+        self._out.write(line + "\n")
 
 
 class RichPrinter:
@@ -49,10 +62,11 @@ class RichPrinter:
         self._console = console
         self.where_column = False
         self.server_width = 0
+        self.clock_zero_ns: int | None = None
 
     def print_row(self, row: Row) -> None:
         style = "bold red" if row.error else _LANE_STYLES.get(row.lane, "")
-        text = Text(f"{row.t:7.2f}  ", style="dim")
+        text = Text(f"{when(row, self.clock_zero_ns)}  ", style="dim")
         text.append(_server(row, self.server_width), style="blue")
         text.append(f"{row.lane:<3}  ", style=style)
         if self.where_column:
@@ -67,6 +81,7 @@ class JsonPrinter:
         self._out = out
         self.where_column = True
         self.server_width = 0
+        self.clock_zero_ns: int | None = None
 
     def print_row(self, row: Row) -> None:
         doc = {
@@ -82,6 +97,8 @@ class JsonPrinter:
             "summary": row.summary,
             "event": row.event,
         }
+        if self.clock_zero_ns is not None:
+            doc["at"] = utc_ms(at(self.clock_zero_ns, row.t))
         self._out.write(json.dumps(doc, ensure_ascii=False) + "\n")
 
 

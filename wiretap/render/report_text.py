@@ -30,6 +30,8 @@ def title(report: Report) -> str:
 
 def render_text(report: Report, console: Console) -> None:
     console.print(f"[bold]{escape(title(report))}[/bold]")
+    if report.recording.incomplete:
+        console.print(f"[bold yellow]Not complete[/bold yellow]: {escape(report.recording.incomplete)}")
     for _, heading, verdict in report.verdicts.titled():
         console.print(f"\n[bold cyan]{heading}[/bold cyan]: {escape(verdict.verdict)}")
         for line in verdict.evidence:
@@ -41,6 +43,8 @@ def render_text(report: Report, console: Console) -> None:
 
 def render_markdown(report: Report, out: IO[str]) -> None:
     parts = [f"## wiretap report: {title(report)}"]
+    if report.recording.incomplete:
+        parts.append(f"**Not complete.** {report.recording.incomplete}")
     for _, heading, verdict in report.verdicts.titled():
         parts.append(f"**{heading}.** {verdict.verdict}")
         if verdict.evidence:

@@ -18,6 +18,7 @@ from typing import IO
 from wiretap.errors import BadInput
 from wiretap.recording.events import Event, Kind
 from wiretap.recording.follow import POLL_SECONDS, tail_lines
+from wiretap.recording.origin import origin_ns
 from wiretap.recording.reader import RecordingReader, open_recording
 from wiretap.render.console import RowPrinter
 from wiretap.render.filters import RowFilter, select
@@ -61,24 +62,49 @@ def show(
     *,
     server: str | None = None,
     follow: bool = False,
+    absolute: bool = False,
     notes: IO[str],
 ) -> int:
-    """Print the timeline of a recording or a session folder; return how many rows were shown.
+    """Print the timeline of a recording or a session folder; return how many rows were shown. ``absolute``:
+    times on the wall clock (UTC), from the recordings' one origin (``origin.origin_ns``).
 
     Raises BadInput (NotARecording, NotASession…) or OSError."""
+    clock = _WallClock(printer) if absolute else None
     if path.is_dir():
         session = open_session(path)
         if follow:
-            return _follow_session(session, server, printer, out, keep, notes)
-        return _show_session(session, server, printer, out, keep, notes)
-    return _show_recording(path, printer, out, keep, server=server, follow=follow, notes=notes)
+            return _follow_session(session, server, printer, out, keep, notes, clock)
+        return _show_session(session, server, printer, out, keep, notes, clock)
+    return _show_recording(path, printer, out, keep, server=server, follow=follow, notes=notes, clock=clock)
+
+
+@dataclass
+class _WallClock:
+    """Sets the printer's wall clock at t = 0 from the first recording read (the session's t = 0 is the
+    same moment for every recording of it)."""
+
+    printer: RowPrinter
+
+    def read(self, header: Event, offset: float = 0.0) -> None:
+        if self.printer.clock_zero_ns is None:
+            self.printer.clock_zero_ns = origin_ns(header) - round(offset * 1e9)
 
 
 def _show_recording(
-    path: Path, printer: RowPrinter, out: IO[str], keep: RowFilter, *, server: str | None, follow: bool, notes: IO[str]
+    path: Path,
+    printer: RowPrinter,
+    out: IO[str],
+    keep: RowFilter,
+    *,
+    server: str | None,
+    follow: bool,
+    notes: IO[str],
+    clock: _WallClock | None,
 ) -> int:
     reader = _wait_for_header(path) if follow else open_recording(path)
     with reader:
+        if clock is not None:
+            clock.read(reader.header)
         name = str(reader.header.get("name", ""))
         if server is not None and server != name:
             raise BadInput(f"{path}: a recording of {name!r}, not of {server!r}")
@@ -101,7 +127,13 @@ def _note_skipped(reader: RecordingReader, notes: IO[str]) -> None:
 
 
 def _show_session(
-    session: SessionFolder, server: str | None, printer: RowPrinter, out: IO[str], keep: RowFilter, notes: IO[str]
+    session: SessionFolder,
+    server: str | None,
+    printer: RowPrinter,
+    out: IO[str],
+    keep: RowFilter,
+    notes: IO[str],
+    clock: _WallClock | None,
 ) -> int:
     chosen = session.recordings_of(server)
     with contextlib.ExitStack() as stack:
@@ -114,6 +146,8 @@ def _show_session(
             reader = stack.enter_context(open_recording(file))
             readers.append(reader)
             offset = session.clock_offset(reader.header)
+            if clock is not None:
+                clock.read(reader.header, offset)
             streams.append(_on_clock(rows(_until_end(reader.events())), str(info.get("name")), offset))
         if not readers:
             raise BadInput(f"{session.path}: none of this session's recordings exist")
@@ -174,7 +208,13 @@ def _open_tail(session: SessionFolder, info: dict[str, object], file: Path) -> _
 
 
 def _follow_session(
-    session: SessionFolder, server: str | None, printer: RowPrinter, out: IO[str], keep: RowFilter, notes: IO[str]
+    session: SessionFolder,
+    server: str | None,
+    printer: RowPrinter,
+    out: IO[str],
+    keep: RowFilter,
+    notes: IO[str],
+    clock: _WallClock | None,
 ) -> int:
     """Rows of every recording as they land, until the session has ended and everything written is shown."""
     tails: dict[Path, _Tail] = {}
@@ -191,6 +231,8 @@ def _follow_session(
                 for file in recordings_of(first):
                     if file not in tails and (tail := _open_tail(session, info, file)) is not None:
                         tails[file] = tail
+                        if clock is not None:
+                            clock.read(tail.reader.header, tail.offset)
             landed = sorted((row for tail in tails.values() for row in tail.new_rows()), key=lambda r: r.t)
             for row in select(landed, keep):
                 printer.print_row(row)

@@ -130,9 +130,16 @@ def wiretap_http(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
-    """After the test body: a replay miss or an unmet expectation fails the test itself."""
-    result = yield
+    """After the test body: a replay miss or an unmet expectation fails the test itself. A test that failed
+    on an answer the replay could not give fails with the miss, its cause."""
     state: Wiretap | None = getattr(item, "_wiretap", None)
+    try:
+        result = yield
+    except Exception as exc:
+        misses = state.finish() if state is not None else []
+        if misses:
+            raise pytest.fail.Exception("wiretap: " + "\n".join(misses), pytrace=False) from exc
+        raise
     if state is None:
         return result
     problems = state.finish()

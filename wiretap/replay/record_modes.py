@@ -31,16 +31,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wiretap.recording.complete import await_end
+
 WIRETAP = [sys.executable, "-m", "wiretap"]
 MODES = ("once", "new_episodes", "none", "all")
 DEFAULT_MODE = "none"
 DEFAULT_DIR = "recordings"
 SUMMARY_WAIT = 10.0
 """How long a stdio replay may take to end after the test (its client has usually closed it already)."""
+KEEP_WAIT = 60.0
+"""How long a recording made during the test may take to be complete (its recorder finishing a backlog)."""
 
 
 class NoRecording(Exception):
-    """Record mode ``none`` and the recording is missing."""
+    """Record mode ``none`` and the recording is missing, or a recording to replay is not complete."""
 
 
 def recording_name(module: str, test: str, name: str | None) -> str:
@@ -90,6 +94,10 @@ class Wiretap:
                 f"no recording at {recording} (record mode none); record it with --wiretap-record-mode=once"
             )
         recording_mode = self.mode in ("all", "new_episodes") or (self.mode == "once" and not exists)
+        if not recording_mode:
+            completion = await_end(recording)
+            if not completion.complete:
+                raise NoRecording(f"{recording} {completion.summary}; record it again with --wiretap-record-mode=all")
         live = self.scratch / f"live-{len(self.uses)}.jsonl"
         use = Use(recording, recording_mode, live)
         self.uses.append(use)
@@ -126,21 +134,26 @@ class Wiretap:
             if use.proc is not None:
                 _stop(use.proc)
             if use.recording_mode:
-                self._keep(use)
+                problems += self._keep(use)
             elif use.summary is not None:
                 problems += _misses(use)
         return problems
 
-    def _keep(self, use: Use) -> None:
+    def _keep(self, use: Use) -> list[str]:
+        """Keep what the test recorded, once it is complete; else say why it was not kept."""
         if not use.live.is_file():
-            return
+            return []
+        completion = await_end(use.live, KEEP_WAIT, patient=True)
+        if not completion.complete:
+            return [f"{use.recording} was not recorded: this run's recording {completion.summary}"]
         if self.mode == "new_episodes" and use.recording.is_file() and not _asked_new(use.recording, use.live):
-            return
+            return []
         use.recording.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         staged = use.recording.with_name(f".{use.recording.name}.tmp")
         shutil.copyfile(use.live, staged)
         os.chmod(staged, 0o600)
         os.replace(staged, use.recording)
+        return []
 
     def close(self) -> None:
         for proc in self._procs:

@@ -22,6 +22,7 @@ from wiretap.recording.events import Header, Kind
 from wiretap.recording.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter, create_unique
+from wiretap.run.finish import finish_recording
 from wiretap.transports.http import HttpProxy, ProxyConfig
 from wiretap.transports.process import EXIT_WITH_STDIN
 from wiretap.wire.redact import redact_url
@@ -135,8 +136,6 @@ async def _serve(proxy: HttpProxy, host: str, port: int, announce: IO[str]) -> N
         raise Unavailable(f"cannot listen on {host}:{port}: {reason}") from None
     shown = redact_url if proxy.recorder.redact else str
     proxy.recorder.event(Kind.LISTEN, url=shown(url), upstream=shown(proxy.config.upstream))
-    # A pipe gets the URL to use (a session's client needs it whole); a terminal, the URL to read.
-    print(redact_url(url) if announce.isatty() else url, file=announce, flush=True)
     stop = asyncio.Event()
 
     def stop_on(signum: int) -> None:
@@ -151,6 +150,9 @@ async def _serve(proxy: HttpProxy, host: str, port: int, announce: IO[str]) -> N
         loop.add_signal_handler(signum, stop_on, signum)
     if os.environ.get(EXIT_WITH_STDIN) == "1":
         _stop_when_stdin_ends(loop, stop)
+    # Announced once a signal can stop it cleanly. A pipe gets the URL to use (a session's client needs
+    # it whole); a terminal, the URL to read.
+    print(redact_url(url) if announce.isatty() else url, file=announce, flush=True)
     try:
         await stop.wait()
     finally:
@@ -186,7 +188,6 @@ def proxy(
         transport="http",
         name=name,
         argv=[],
-        started_epoch=started,
         redacted=redact,
         extra={"upstream": redact_url(upstream) if redact else upstream},
     )
@@ -198,5 +199,4 @@ def proxy(
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             runner.run(_serve(http_proxy, host, port, announce))
     finally:
-        # The recorder process finishes the recording on its own: the proxy exits now.
-        recorder.close(settle=False, **http_proxy.ending)
+        finish_recording(recorder, stderr, **http_proxy.ending)

@@ -13,6 +13,7 @@ from wiretap.recording.events import Header
 from wiretap.recording.paths import default_name, recording_path
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter, create_unique
+from wiretap.run.finish import finish_recording
 from wiretap.transports.stdio import SpawnFailed, StdioTap
 from wiretap.wire.redact import redact_argv
 
@@ -35,19 +36,19 @@ def tap(
     redact: bool,
     stderr: IO[str] = sys.stderr,
     on_overload: str = "block",
-    settle: bool = False,
 ) -> int:
     """Run ``argv`` through the stdio tap; return the server's raw return code (negative: signal).
 
-    Returns as soon as the server is done: the recorder process finishes the recording on its own
-    (``settle`` waits for it)."""
+    When the server ended on its own, returns once the recording is complete (``finish_recording``);
+    when the tap passed a signal on, at once: the client is shutting it down, and the recorder
+    completes the recording on its own."""
     started = time.time()
     shown_argv = redact_argv(list(argv)) if redact else list(argv)
     name = name or default_name(shown_argv)
     writer = open_writer(recording_path(out, name, started), stderr)
     if writer.opened:
         expect_recording(writer.path)  # (for the --otlp follower, if there is one)
-    header = Header(transport="stdio", name=name, argv=shown_argv, started_epoch=started, redacted=redact)
+    header = Header(transport="stdio", name=name, argv=shown_argv, redacted=redact)
     recorder = Recorder(writer, header, redact=redact, stderr=stderr, on_overload=on_overload)
     stdio = StdioTap(argv, recorder, shown_argv=shown_argv)
     try:
@@ -57,4 +58,7 @@ def tap(
         return failure.status
     finally:
         ending = {"ended": "signal", "signals": stdio.signals} if stdio.signals else {"ended": "normal"}
-        recorder.close(settle=settle, **ending)
+        if stdio.signals:
+            recorder.close(wait=0.0, **ending)
+        else:
+            finish_recording(recorder, stderr, **ending)

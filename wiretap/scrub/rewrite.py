@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.files import private_dirs, write_private
+from wiretap.recording.complete import await_end, say_if_incomplete
 from wiretap.recording.writer import encode_event
 from wiretap.wire.redact import Redactor
 
@@ -130,9 +131,11 @@ def scrub_recording(
     source: Path, target: Path, scrubber: Scrubber, advance: Callable[[int], None] | None = None
 ) -> None:
     """``advance`` is told how many bytes of ``source`` each line was (for a progress bar)."""
+    completion = await_end(source)
     with source.open("rb") as f:
         if not _is_header(f.readline()):
             raise NotARecording("not a wiretap recording (no header line)")
+        say_if_incomplete(completion)
         f.seek(0)
         lines: Iterable[bytes] = f if advance is None else _counted(f, advance)
         write_private(target, b"".join(scrubber.lines(lines)))

@@ -32,7 +32,7 @@ def hub_for(path: Path, wait: bool) -> Hub:
         raise click.ClickException(f"{path}: neither a recording, a session folder nor a folder of sessions")
     if path.is_file():
         try:
-            open_recording(path).close()
+            open_recording(path, wait=None).close()
         except (NotARecording, UnsupportedFormat) as exc:
             raise click.ClickException(str(exc)) from None
         except OSError as exc:

@@ -34,7 +34,7 @@ def _digest(report: dict[str, Any]) -> dict[str, Any]:
 
 def _one(path: Path, name: str, client_exited: float | None) -> dict[str, Any]:
     try:
-        report = build_report(path, client_exited_monotonic=client_exited, timeline=True)
+        report = build_report(path, client_exited_monotonic=client_exited, timeline=True, wait=None)
         return {"name": name, "report": _digest(report.to_dict()), "svg": render_svg(timeline_of(report))}
     except Exception as exc:  # a recording the analyses choke on must not stop the others' reports
         return {"name": name, "error": f"{path.name}: cannot report it: {exc!r}"[:500]}

@@ -23,8 +23,8 @@ from typing import IO, Any
 from wiretap.analysis.identity import client_identity
 from wiretap.errors import BadInput, ExitStatus
 from wiretap.files import private_dirs, write_private
+from wiretap.recording.complete import await_end, wait_released
 from wiretap.recording.events import utc_iso_ms
-from wiretap.recording.follow import wait_complete, wait_released
 from wiretap.recording.paths import safe_name, utc_stamp
 from wiretap.transports.process import EXIT_WITH_STDIN
 from wiretap.wire.redact import redact_argv
@@ -279,7 +279,9 @@ class Session:
     def _server_entry(wrapped: Wrapped, running: bool) -> dict[str, Any]:
         files = recordings_of(wrapped.recording)
         # Each recorder finishes its recording on its own, after its tap or proxy has exited.
-        settled = [] if running else [wait_complete(f, SETTLE_TIMEOUT) for f in files]  # each, not the first
+        settled = (
+            [] if running else [await_end(f, SETTLE_TIMEOUT, patient=True).complete for f in files]
+        )  # each, not the first
         for file in [] if running else files:  # and exits a moment later: no process outlives the session
             wait_released(file, RELEASE_TIMEOUT)
         complete = None if running else all(settled)

@@ -1,0 +1,42 @@
+"""A relay's last step: wait until its recorder has completed the recording, within a bound."""
+
+from __future__ import annotations
+
+import os
+from typing import IO, Any
+
+from wiretap.recording.recorder import Recorder
+from wiretap.transports.signals import FORWARDED_SIGNALS, SignalPipe
+
+COMPLETE_WITHIN = 5.0
+"""Seconds wiretap waits at exit for its recorder to complete the recording (WIRETAP_COMPLETE_WITHIN_S)."""
+
+
+def complete_within() -> float:
+    try:
+        return max(0.0, float(os.environ.get("WIRETAP_COMPLETE_WITHIN_S", COMPLETE_WITHIN)))
+    except ValueError:
+        return COMPLETE_WITHIN
+
+
+def finish_recording(recorder: Recorder, stderr: IO[str], **summary: Any) -> bool:
+    """Close the recording and wait until it is complete, up to ``complete_within()``; say so on stderr
+    when it is not.
+
+    A signal wiretap would pass on ends the wait at once: whoever sends one is in a hurry to see wiretap
+    go (the recorder completes the file on its own all the same)."""
+    signals = SignalPipe(FORWARDED_SIGNALS, lambda _signum: None)
+    signals.install()
+    signals.watched = True  # (the handler leaves the byte on the pipe, which wakes the wait)
+    try:
+        done = recorder.close(wait=complete_within(), unless=signals.fd, **summary)
+    finally:
+        signals.restore()
+    if not done and recorder.writer.opened:
+        print(
+            f"wiretap: the recorder is still finishing {recorder.writer.path}; it completes on its own "
+            "(wiretap's readers wait for it)",
+            file=stderr,
+            flush=True,
+        )
+    return done
