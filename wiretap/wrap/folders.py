@@ -68,6 +68,11 @@ class SessionFolder:
         return recorded - (session + after)
 
     @property
+    def started_at(self) -> float | None:
+        """When the session started, on the wall clock (seconds since the epoch); None if not recorded."""
+        return _epoch(self.manifest.get("started"))
+
+    @property
     def client_exited_monotonic(self) -> float | None:
         value = self.manifest.get("client_exited_monotonic")
         return float(value) if isinstance(value, int | float) else None
