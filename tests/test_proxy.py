@@ -58,6 +58,42 @@ def test_it_prints_a_loopback_url_that_keeps_the_upstream_path(upstream: Upstrea
         assert parts.port not in (None, urlsplit(upstream.url).port)
 
 
+def test_the_printed_url_leaves_out_the_upstreams_query_and_the_proxy_adds_it(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    with running_proxy(f"{upstream.url}/mcp?api_key=k3y-Opaque&region=eu", tmp_path / "rec.jsonl") as proxy:
+        assert proxy.url == f"http://127.0.0.1:{urlsplit(proxy.url).port}/mcp"
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        for suffix in ("", "?", "?cursor=c2", "?api_key=k3y-Opaque&region=eu", "?api_key=k3y-Opaque&region=eu&n=1"):
+            assert post(proxy.url + suffix, ping)[0] == 200
+        assert get(f"{proxy.url.removesuffix('/mcp')}/.well-known/agent-card.json?v=1")[0] == 200
+    assert [seen["target"] for seen in upstream.seen] == [
+        "/mcp?api_key=k3y-Opaque&region=eu",
+        "/mcp?api_key=k3y-Opaque&region=eu",
+        "/mcp?api_key=k3y-Opaque&region=eu&cursor=c2",
+        "/mcp?api_key=k3y-Opaque&region=eu",
+        "/mcp?api_key=k3y-Opaque&region=eu&n=1",
+        "/.well-known/agent-card.json?v=1",
+    ]
+    queries = [e["query"] for e in proxy.of_kind("http_request")]
+    mark = queries[0].removeprefix("api_key=").removesuffix("&region=eu")
+    assert re.fullmatch(r"\[redacted:[0-9a-f]{4}\]", mark)
+    assert queries == [f"api_key={mark}&region=eu"] * 2 + [f"api_key={mark}&region=eu&cursor=c2"] + [
+        f"api_key={mark}&region=eu",
+        f"api_key={mark}&region=eu&n=1",
+        "v=1",
+    ]
+    assert "k3y-Opaque" not in (tmp_path / "rec.jsonl").read_text() + proxy.stderr
+
+
+def test_a_root_upstreams_query_is_added_to_requests_for_the_root(upstream: Upstream, tmp_path: Path) -> None:
+    with running_proxy(f"{upstream.url}?token=t0ken-Opaque", tmp_path / "rec.jsonl") as proxy:
+        assert urlsplit(proxy.url).path == "" and urlsplit(proxy.url).query == ""
+        get(proxy.url)
+        get(f"{proxy.url}/mcp")
+    assert [seen["target"] for seen in upstream.seen] == ["/?token=t0ken-Opaque", "/mcp"]
+
+
 def test_mcp_headers_and_status_codes_pass_both_ways(upstream: Upstream, tmp_path: Path) -> None:
     mcp_headers = {
         "Mcp-Session-Id": "sess-1",

@@ -94,6 +94,22 @@ def test_argv_values_after_credential_flags_are_redacted() -> None:
     assert shown[4:6] == ["--port", "8080"] and MARK.fullmatch(shown[6])
 
 
+def test_a_json_list_holds_an_argv_whose_value_after_a_credential_flag_is_redacted() -> None:
+    args = ["--api-key", "opaque-Value-7", "--port", "8080", "--token", "--verbose", "plain"]
+    shown, count = redact_json({"command": "srv", "args": args})
+    assert count == 1 and MARK.fullmatch(shown["args"][1])
+    assert shown == {"command": "srv", "args": ["--api-key", shown["args"][1], *args[2:]]}
+
+
+def test_a_query_parameter_is_redacted_on_its_own_whatever_its_neighbours_hold() -> None:
+    redactor = Redactor(b"k" * 16)
+    url = "https://h/mcp?note=password:%20hunter2&api_key=s3cret-Value&v=1"
+    assert redactor.url(url) == (
+        f"https://h/mcp?note=password: {redactor.mark('hunter2')}&api_key={redactor.mark('s3cret-Value')}&v=1"
+    )
+    assert redactor.url("https://h/mcp?page=2&sort=asc%20desc") == "https://h/mcp?page=2&sort=asc%20desc"
+
+
 def test_every_rule_has_anchors_and_the_pre_check_knows_them_all() -> None:
     assert all(rule.anchors for rule in RULES)
     assert all(anchor == anchor.lower() for anchor in ANCHORS)

@@ -61,7 +61,8 @@ class Upstream:
 
     @web.middleware
     async def _remember(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        self.seen.append({"method": request.method, "path": request.path, "headers": request.headers.copy()})
+        seen = {"method": request.method, "path": request.path, "target": request.raw_path}
+        self.seen.append({**seen, "headers": request.headers.copy()})
         return await handler(request)
 
     async def mcp(self, request: web.Request) -> web.StreamResponse:

@@ -33,15 +33,16 @@ class BadUpstream(BadInput):
 
 
 def check_upstream(url: str) -> str:
+    shown = redact_url(url)  # (stderr ends up in CI logs, and in a session's proxy log)
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:  # a port out of range or not a number, a broken [IPv6] host
-        raise BadUpstream(f"--upstream is not a valid URL ({exc}): {url!r}") from None
+        raise BadUpstream(f"--upstream is not a valid URL ({exc}): {shown!r}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BadUpstream(f"--upstream must be an http:// or https:// URL with a host, not {url!r}")
+        raise BadUpstream(f"--upstream must be an http:// or https:// URL with a host, not {shown!r}")
     if port == 0:
-        raise BadUpstream(f"--upstream cannot name port 0: {url!r}")
+        raise BadUpstream(f"--upstream cannot name port 0: {shown!r}")
     return url
 
 

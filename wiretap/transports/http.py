@@ -131,6 +131,9 @@ class HttpProxy:
         self._sweeper: asyncio.Task[None] | None = None
         self.ending: dict[str, Any] = {"ended": "normal"}
         """How the recording ended, for its end event."""
+        self._upstream_path = upstream.raw_path
+        self._upstream_query = upstream.raw_query_string
+        """Added to a request on the upstream's path, so that the URL clients are given needs none."""
 
     async def start(self, host: str, port: int) -> str:
         """Listen, and return the URL clients should use."""
@@ -142,8 +145,8 @@ class HttpProxy:
         origins = frozenset(o.lower().rstrip("/") for o in self.config.allow_origins)
         self._guard = Guard(bound_host, bound_port, lower, origins, self.config.limits)
         self._sweeper = loop.create_task(self._sweep())
-        upstream = URL(self.config.upstream)
-        self.proxy_url = f"http://{shown_host}:{bound_port}{upstream.raw_path_qs if upstream.raw_path != '/' else ''}"
+        path = self._upstream_path if self._upstream_path != "/" else ""
+        self.proxy_url = f"http://{shown_host}:{bound_port}{path}"
         return self.proxy_url
 
     def close_clients(self, clients: list[object]) -> None:
@@ -218,6 +221,18 @@ class HttpProxy:
 
     def warn(self, text: str) -> None:
         print(f"wiretap: {text}", file=self._stderr, flush=True)
+
+    def upstream_target(self, target: str) -> str:
+        """The target as the client would have sent it to the upstream's URL: on the upstream's path, the
+        upstream's query first, then the client's own parameters (a query that already starts with the
+        upstream's passes as it is)."""
+        query = self._upstream_query
+        if not query:
+            return target
+        path, _, own = target.partition("?")
+        if path != self._upstream_path or own == query or own.startswith(query + "&"):
+            return target
+        return f"{path}?{query}&{own}" if own else f"{path}?{query}"
 
     def split_target(self, target: str) -> tuple[str, str, str, str | None]:
         """``(path, raw query, path as recorded, query as recorded)``: the path decoded, as the recording has

@@ -60,6 +60,7 @@ class Exchange:
         self.proxy = proxy
         self.recorder = proxy.recorder
         self.client = client
+        head.target = proxy.upstream_target(head.target)
         self.head = head
         self.ex = next(proxy._exchanges)
         proxy.active += 1

@@ -21,6 +21,7 @@ from wiretap.wire.secrets import (
     ANCHORS,
     ESCAPED_ASCII,
     KEY_FOLLOWED,
+    MARK,
     PIVOTED,
     PLAIN_ANCHORS,
     RULES,
@@ -245,6 +246,11 @@ def _names_secret(key: str) -> bool:
     return names_secret(key)
 
 
+def _secret_flag(item: str) -> bool:
+    """``--api-key``, ``-password``: an argument whose next one is its value."""
+    return item[:1] == "-" and "=" not in item and _names_secret(item)
+
+
 def is_sensitive_key(key: str) -> bool:
     return names_secret(key)
 
@@ -353,14 +359,23 @@ class Redactor:
                 count += n
             return out, count
         if isinstance(value, list):
-            count = 0
-            items = []
-            for item in value:
-                cleaned, n = self.json(item, under=under)
-                items.append(cleaned)
-                count += n
-            return items, count
+            return self._items(value, under)
         return value, 0
+
+    def _items(self, value: list[Any], under: str | None) -> tuple[list[Any], int]:
+        """A list's items; one that follows a secret-naming flag (an ``args`` list is an argv) is a secret."""
+        count = 0
+        items = []
+        after_flag = False
+        for item in value:
+            if after_flag and isinstance(item, str) and item[:1] != "-" and MARK.search(item) is None:
+                cleaned, n = self.mark(item), 1
+            else:
+                cleaned, n = self.json(item, under=under)
+            after_flag = isinstance(item, str) and _secret_flag(item)
+            items.append(cleaned)
+            count += n
+        return items, count
 
     def header(self, name: str, value: str) -> str:
         if names_secret(name) and value.strip():
@@ -368,11 +383,19 @@ class Redactor:
         return self.text(value)[0]
 
     def url(self, url: str) -> str:
-        """A URL or request target: userinfo, secret query parameters and token shapes, also percent-encoded."""
-        if "%" not in url:
-            return self.text(url)[0]
-        decoded, count = self.text(unquote(url))
-        return decoded if count else url
+        """A URL or request target: userinfo, secret query parameters and token shapes, also percent-encoded.
+        Each query parameter on its own, so that a value never runs into the next one."""
+        base, mark, query = url.partition("?")
+        if not mark:
+            return self._url_part(url)
+        first, *rest = query.split("&")
+        return "&".join([self._url_part(f"{base}?{first}"), *(self._url_part("&" + part)[1:] for part in rest)])
+
+    def _url_part(self, part: str) -> str:
+        if "%" not in part:
+            return self.text(part)[0]
+        decoded, count = self.text(unquote(part))
+        return decoded if count else part
 
     def query(self, query: str) -> str:
         """A query string without its ``?``."""
@@ -380,16 +403,7 @@ class Redactor:
 
     def argv(self, argv: list[str]) -> list[str]:
         """Token shapes and assignments in any argument, and the value after a secret-naming flag."""
-        out: list[str] = []
-        hide_next = False
-        for arg in argv:
-            if hide_next and not arg.startswith("-"):
-                out.append(self.mark(arg))
-                hide_next = False
-                continue
-            hide_next = arg.startswith("-") and "=" not in arg and names_secret(arg)
-            out.append(self.string(arg)[0])
-        return out
+        return self._items(argv, None)[0]
 
 
 _PEM_BEGIN = re.compile(r"-----BEGIN[A-Z ]{0,20} PRIVATE KEY(?: BLOCK)?-----")

@@ -27,7 +27,7 @@ from wiretap.recording.complete import await_end, wait_released
 from wiretap.recording.events import utc_iso_ms
 from wiretap.recording.paths import safe_name, utc_stamp
 from wiretap.transports.process import EXIT_WITH_STDIN
-from wiretap.wire.redact import redact_argv
+from wiretap.wire.redact import redact_argv, redact_text
 from wiretap.wrap.clients import client_for
 from wiretap.wrap.clients.launch import Launch
 from wiretap.wrap.clients.servers import Server
@@ -192,12 +192,13 @@ class Session:
             print(f"wiretap: {out} is not empty; recording this session in {self.folder}", file=sys.stderr)
         self.wrapped: list[Wrapped] = []
         self.skipped = list(self.discovery.skipped)
+        # The environment is left out: it holds the user's keys, and the rules would miss an opaque one.
         self.manifest: dict[str, Any] = {
             "kind": "wiretap-session",
             "format": 1,
             "client": self.client.NAME,
             "client_argv": redact_argv(list(argv)),
-            "cwd": str(cwd),
+            "cwd": redact_text(str(cwd))[0],
             "started": utc_iso_ms(self.started),
             "started_monotonic": round(self.started_monotonic, 6),
         }
@@ -229,7 +230,7 @@ class Session:
         try:
             proc = subprocess.Popen(argv, env={**os.environ, **env} if env else None)
         except OSError as exc:
-            self.manifest["client_error"] = str(exc)
+            self.manifest["client_error"] = redact_text(str(exc))[0]
             raise ClientNotStarted(argv[0], exc) from exc
         self._write_manifest(running=True)  # the client's start: t = 0 for whoever follows the session
         forward = {s: signal.signal(s, lambda n, _f: proc.send_signal(n)) for s in (signal.SIGTERM, signal.SIGHUP)}
