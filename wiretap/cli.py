@@ -115,6 +115,25 @@ OVERLOAD_OPTION: tuple[tuple[str], dict[str, Any]] = (
 )
 
 
+def _max_size(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
+    from wiretap.recording.cap import parse_size
+
+    return parse_size(value)
+
+
+MAX_SIZE_OPTION: tuple[tuple[str], dict[str, Any]] = (
+    ("--max-size",),
+    {
+        "default": "1G",
+        "show_default": True,
+        "metavar": "SIZE",
+        "callback": _max_size,
+        "help": "Store at most SIZE per recording (each server's, in a session): 500K, 64M, 1G, bytes; "
+        "unlimited or 0: no cap. Past it the traffic still passes whole; the recording counts what it does not store.",
+    },
+)
+
+
 @cli.command(context_settings={"allow_interspersed_args": False})
 @click.option(
     "--out", "-o", type=click.Path(), callback=_recording_out, help="Recording file, or a folder for it (DIR/)."
@@ -122,9 +141,12 @@ OVERLOAD_OPTION: tuple[tuple[str], dict[str, Any]] = (
 @click.option("--name", "-n", help="Name for the server in the recording (default: from the command).")
 @click.option("--no-redact", is_flag=True, help="Record credentials as they are (they are redacted by default).")
 @click.option(*OVERLOAD_OPTION[0], **OVERLOAD_OPTION[1])
+@click.option(*MAX_SIZE_OPTION[0], **MAX_SIZE_OPTION[1])
 @click.argument("server", nargs=-1, required=True, type=click.UNPROCESSED)
 @otlp_options
-def tap(out: Path | None, name: str | None, no_redact: bool, on_overload: str, server: tuple[str, ...]) -> None:
+def tap(
+    out: Path | None, name: str | None, no_redact: bool, on_overload: str, max_size: int, server: tuple[str, ...]
+) -> None:
     """Run an MCP stdio SERVER, relay its stdio byte for byte, and record every message.
 
     Use it where a client's config names the server command: wiretap tap -- SERVER [ARGS...]
@@ -132,7 +154,9 @@ def tap(out: Path | None, name: str | None, no_redact: bool, on_overload: str, s
     from wiretap.run.tap import tap as run_tap
 
     follow_recording(out)
-    returncode = run_tap(list(server), out=out, name=name, redact=not no_redact, on_overload=on_overload)
+    returncode = run_tap(
+        list(server), out=out, name=name, redact=not no_redact, on_overload=on_overload, max_size=max_size
+    )
     otlp_done()
     sys.stderr.flush()
     exit_like(returncode)
@@ -162,6 +186,7 @@ def tap(out: Path | None, name: str | None, no_redact: bool, on_overload: str, s
 @guard_options
 @otlp_options
 @click.option(*OVERLOAD_OPTION[0], **OVERLOAD_OPTION[1])
+@click.option(*MAX_SIZE_OPTION[0], **MAX_SIZE_OPTION[1])
 def proxy(
     upstream: str,
     listen: str,
@@ -169,6 +194,7 @@ def proxy(
     name: str | None,
     no_redact: bool,
     on_overload: str,
+    max_size: int,
     upstream_cafile: Path | None,
     insecure: bool,
     with_ui: bool = False,
@@ -192,6 +218,7 @@ def proxy(
             name=name,
             redact=not no_redact,
             on_overload=on_overload,
+            max_size=max_size,
             tls=ssl_context(upstream_cafile, insecure),
             **guard_settings(guard),
         )
@@ -502,15 +529,16 @@ def _prune_sessions(root: Path, keep: str | None, older_than: str | None, dry_ru
     help="Session folder (if it holds an earlier session: a new one beside it, NAME.1, NAME.2…).",
 )
 @click.option("--ui", "with_ui", is_flag=True, help="Also serve the live view (wiretap ui); its URL goes to stderr.")
+@click.option(*MAX_SIZE_OPTION[0], **MAX_SIZE_OPTION[1])
 @click.argument("client", nargs=-1, required=True, type=click.UNPROCESSED)
 @otlp_options
-def wrap(out: Path | None, client: tuple[str, ...], with_ui: bool = False) -> None:
+def wrap(out: Path | None, client: tuple[str, ...], max_size: int, with_ui: bool = False) -> None:
     """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
     from wiretap.ui.beside import start_ui_beside
     from wiretap.wrap.session import ClientNotStarted, Session
 
     try:
-        session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ)
+        session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ, max_size=max_size)
         if with_ui:
             start_ui_beside(session.folder)
         follow_session(session.folder)

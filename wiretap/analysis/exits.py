@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from wiretap.analysis.model import ClientExit, ServerExit
 from wiretap.recording.events import Direction, Event, Kind
 
@@ -18,6 +20,8 @@ class ExitWatch:
         self._last_close: float | None = None
         self.end_t = 0.0
         self._signals_noted = False
+        self.capped: dict[str, Any] | None = None
+        """The recording's cap: the ``recording_cap`` error's fields, then the end event's counts."""
 
     def feed(self, event: Event) -> None:
         kind, t = event.get("kind"), float(event.get("t", 0.0))
@@ -33,6 +37,10 @@ class ExitWatch:
             self.server = ServerExit(t, how, event.get("status"), None)
         elif kind == Kind.HTTP_REQUEST:
             self._last_request_t = t
+        elif kind == Kind.ERROR and event.get("error") == "recording_cap":
+            self.capped = {"since": t, "max_size": event.get("max_size")}
+        elif kind == Kind.END and isinstance(capped := event.get("capped"), dict):
+            self.capped = {"since": t, **(self.capped or {}), **capped}
         elif kind == Kind.CONNECTION:
             self._open_connections += 1 if event.get("state") == "open" else -1
             if event.get("state") == "closed":

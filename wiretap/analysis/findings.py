@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wiretap.render.plural import plural
+
 if TYPE_CHECKING:
     from wiretap.analysis.conversation import Message
     from wiretap.analysis.tasks import Task
@@ -202,5 +204,21 @@ class Findings:
                 f"{request.method} #{request.id} never got a response",
                 "Every request needs a response; a client waiting on it may hang or time out.",
                 [request.t],
+            ),
+        )
+
+    def recording_capped(self, since: float, max_size: str, messages: int | None) -> None:
+        counted = plural(messages, "message") if messages is not None else "the messages"
+        self._add(
+            None,
+            Finding(
+                "recording-capped",
+                WARNING,
+                f"the recording reached its size cap (--max-size {max_size}) at {since:.2f} s: {counted} after "
+                "that passed whole but were not stored",
+                "What happened after the cap is not in this report: later polls, answers, task states and "
+                "connections are missing, so a task may look unfinished that was not. Record again with a "
+                "larger --max-size (or unlimited).",
+                [since],
             ),
         )

@@ -45,6 +45,21 @@ def seconds(value: float | None) -> str:
 
 
 @dataclass
+class Capped:
+    """The recording reached its size cap (--max-size): from ``since`` on, the traffic passed whole but was
+    counted, not stored, so whatever came later (polls, answers, task states) is missing from the report."""
+
+    since: float
+    max_size: int | None
+    messages: int | None
+    """Messages not stored (None: the recording has no end event that counted them)."""
+    events: int | None
+    """Other events not stored (stderr lines, HTTP heads, SSE comments…)."""
+    bytes: int | None
+    """Bytes the events not stored would have taken in the recording."""
+
+
+@dataclass
 class RecordingInfo:
     source: str
     name: str | None
@@ -59,6 +74,8 @@ class RecordingInfo:
     """Seconds from the session's t = 0 (the client's start) to this recording's t = 0."""
     incomplete: str | None = field(default=None, metadata={"omit_none": True})
     """Why the recording is not complete (still being written, or without an end event); None when it is."""
+    capped: Capped | None = field(default=None, metadata={"omit_none": True})
+    """Present when the recording reached its size cap."""
 
 
 @dataclass

@@ -142,7 +142,8 @@ class Analysis:
         questions = self._questions(tasks, end)
         task_rows = [self._task(task, questions, end) for task in tasks]
         counts = self.traffic.counts
-        return Report(
+        capped = self._capped()
+        report = Report(
             report_format=REPORT_FORMAT,
             recording=model.RecordingInfo(
                 source=source,
@@ -152,6 +153,7 @@ class Analysis:
                 duration=_r(end),
                 events=self.events,
                 skipped_lines=skipped,
+                capped=capped,
             ),
             messages=model.MessageCounts(
                 counts.get("c2s", 0), counts.get("s2c", 0), self.traffic.raw, dict(self.traffic.other)
@@ -174,6 +176,24 @@ class Analysis:
             rows_left_out=self.rows_left_out,
             methods=self.methods,
         )
+        if capped is not None:
+            for _, _, verdict in report.verdicts.titled():
+                verdict.verdict += f" {capped_note(capped)}"
+        return report
+
+    def _capped(self) -> model.Capped | None:
+        """The recording's cap, and its finding (before the findings are listed)."""
+        found = self.exits.capped
+        if found is None:
+            return None
+        max_size = found.get("max_size")
+        capped = model.Capped(
+            since=_f(float(found["since"])),
+            max_size=max_size if isinstance(max_size, int) else None,
+            **{key: found.get(key) for key in ("messages", "events", "bytes")},
+        )
+        self.findings.recording_capped(capped.since, _size(capped.max_size), capped.messages)
+        return capped
 
     def _questions(self, tasks: list[Task], end: float) -> list[Question]:
         questions = [q for task in tasks for q in task_questions(task)] + self.questions.questions
@@ -379,6 +399,17 @@ class Analysis:
                 f"{q.answered_by or 'never answered'}"
             )
         return model.QuestionVerdict(verdict, evidence, longest_gap=_r(worst.longest_gap))
+
+
+def _size(max_size: int | None) -> str:
+    from wiretap.recording.cap import format_size
+
+    return format_size(max_size) if max_size else "?"
+
+
+def capped_note(capped: model.Capped) -> str:
+    """What every verdict of a capped recording adds: it measures the stored part only."""
+    return f"(The recording was capped at {capped.since:.2f} s: what came later is not in it.)"
 
 
 def _f(value: float) -> float:

@@ -16,7 +16,7 @@ from wiretap.analysis.model import Report
 from wiretap.export.lanes import timeline_of
 from wiretap.export.svg import render_svg
 from wiretap.render.plural import plural
-from wiretap.render.report_text import counts
+from wiretap.render.report_text import capped, counts
 from wiretap.render.tables import SPECS, fmt, html_table
 
 MAX_MESSAGES = 5000
@@ -173,6 +173,8 @@ def _section(report: Report, n: int) -> Iterator[str]:
     )
     if rec.incomplete:
         yield f'<p class="incomplete"><strong>Not complete.</strong> {escape(rec.incomplete)}</p>'
+    if (note := capped(report)) is not None:
+        yield f'<p class="capped"><strong>{escape(note)}</strong></p>'
     yield _verdicts(report)
     yield f'<p class="rule">{escape(report.poll_rule)}.</p>'
     yield f'<h3>Timeline</h3><figure class="timeline">{render_svg(timeline_of(report))}</figure>'

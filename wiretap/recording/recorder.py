@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import IO, Any
 
 from wiretap.recording import channel
+from wiretap.recording.cap import DEFAULT_MAX_SIZE
 from wiretap.recording.channel import Op
 from wiretap.recording.events import Header, Kind
 from wiretap.recording.spec import StreamSpec
@@ -96,6 +97,7 @@ class Recorder:
         redact: bool = True,
         stderr: IO[str] | None = None,
         on_overload: str = "block",
+        max_size: int = DEFAULT_MAX_SIZE,
     ) -> None:
         self.writer = writer
         self.redact = redact
@@ -123,6 +125,7 @@ class Recorder:
         # monotonic clock, which lets recordings made side by side (a session) share one clock.
         self._header = {
             **replace(header, started_epoch=origin_ns / 1e9).to_dict(),
+            "max_size": max_size or None,  # (a setting of the recorder's: the sink reads it here)
             "monotonic_origin": round(self._start, 6),
             "wall_origin_ns": origin_ns,
         }

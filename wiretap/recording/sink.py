@@ -188,6 +188,7 @@ class Sink:
             header = record.json()
             self.redact = bool(header.get("redacted", True))
             self.writer.add(0.0, encode_event(header))
+            self.writer.cap(int(header.get("max_size") or 0))  # (the header itself is always stored)
         elif op is Op.GUARD:
             self._guard = key
         elif op is Op.CLOSE:

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from wiretap.analysis.model import Report
+from wiretap.recording.cap import format_size
 from wiretap.render.plural import plural
 from wiretap.render.tables import SPECS, fmt, markdown_table, text_table
 
@@ -28,10 +29,28 @@ def title(report: Report) -> str:
     return f"{rec.name} ({servers}{rec.transport}, started {rec.started}, {fmt(rec.duration)} s): {counts(report)}"
 
 
+def capped(report: Report) -> str | None:
+    """The line that says a recording is not whole: it reached its size cap."""
+    cap = report.recording.capped
+    if cap is None:
+        return None
+    if cap.messages is None:  # (no end event: nobody counted them)
+        counted = "what followed"
+    else:
+        counted = f"{plural(cap.messages, 'message')} and {plural(cap.events or 0, 'other event', 'other events')}"
+    size = format_size(cap.max_size) if cap.max_size else "?"
+    return (
+        f"Capped: the recording reached its cap (--max-size {size}) at {cap.since:.2f} s; {counted} "
+        "after that passed but were not stored."
+    )
+
+
 def render_text(report: Report, console: Console) -> None:
     console.print(f"[bold]{escape(title(report))}[/bold]")
     if report.recording.incomplete:
         console.print(f"[bold yellow]Not complete[/bold yellow]: {escape(report.recording.incomplete)}")
+    if (note := capped(report)) is not None:
+        console.print(f"[bold yellow]{escape(note)}[/bold yellow]")
     for _, heading, verdict in report.verdicts.titled():
         console.print(f"\n[bold cyan]{heading}[/bold cyan]: {escape(verdict.verdict)}")
         for line in verdict.evidence:
@@ -45,6 +64,8 @@ def render_markdown(report: Report, out: IO[str]) -> None:
     parts = [f"## wiretap report: {title(report)}"]
     if report.recording.incomplete:
         parts.append(f"**Not complete.** {report.recording.incomplete}")
+    if (note := capped(report)) is not None:
+        parts.append(f"**{note}**")
     for _, heading, verdict in report.verdicts.titled():
         parts.append(f"**{heading}.** {verdict.verdict}")
         if verdict.evidence:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from wiretap.errors import BadInput, Unavailable, describe_os_error
 from wiretap.http.guard import Limits, is_loopback
 from wiretap.otel.live import expect_recording
+from wiretap.recording.cap import DEFAULT_MAX_SIZE
 from wiretap.recording.events import Header, Kind
 from wiretap.recording.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
@@ -168,6 +169,7 @@ def proxy(
     name: str | None,
     redact: bool,
     on_overload: str = "block",
+    max_size: int = DEFAULT_MAX_SIZE,
     tls: ssl.SSLContext | bool | None = None,
     allow_hosts: frozenset[str] = frozenset(),
     allow_origins: frozenset[str] = frozenset(),
@@ -192,7 +194,7 @@ def proxy(
         redacted=redact,
         extra={"upstream": redact_url(upstream) if redact else upstream},
     )
-    recorder = Recorder(writer, header, redact=redact, stderr=stderr, on_overload=on_overload)
+    recorder = Recorder(writer, header, redact=redact, stderr=stderr, on_overload=on_overload, max_size=max_size)
     print(f"wiretap: recording to {writer.path}", file=stderr, flush=True)
     config = ProxyConfig(upstream, tls, allow_hosts, allow_origins, limits or Limits())
     http_proxy = HttpProxy(config, recorder, stderr=stderr)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import IO
 
 from wiretap.otel.live import expect_recording
+from wiretap.recording.cap import DEFAULT_MAX_SIZE
 from wiretap.recording.events import Header
 from wiretap.recording.paths import default_name, recording_path
 from wiretap.recording.recorder import Recorder
@@ -36,6 +37,7 @@ def tap(
     redact: bool,
     stderr: IO[str] = sys.stderr,
     on_overload: str = "block",
+    max_size: int = DEFAULT_MAX_SIZE,
 ) -> int:
     """Run ``argv`` through the stdio tap; return the server's raw return code (negative: signal).
 
@@ -49,7 +51,7 @@ def tap(
     if writer.opened:
         expect_recording(writer.path)  # (for the --otlp follower, if there is one)
     header = Header(transport="stdio", name=name, argv=shown_argv, redacted=redact)
-    recorder = Recorder(writer, header, redact=redact, stderr=stderr, on_overload=on_overload)
+    recorder = Recorder(writer, header, redact=redact, stderr=stderr, on_overload=on_overload, max_size=max_size)
     stdio = StdioTap(argv, recorder, shown_argv=shown_argv)
     try:
         return stdio.run()

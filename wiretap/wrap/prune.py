@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from wiretap.errors import BadInput, Unavailable
-from wiretap.recording.follow import writers_gone
+from wiretap.recording.complete import writers_gone
 from wiretap.render.plural import plural
 from wiretap.wrap.folders import NotASession, SessionFolder, open_session
 from wiretap.wrap.session import MANIFEST

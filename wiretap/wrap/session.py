@@ -23,6 +23,7 @@ from typing import IO, Any
 from wiretap.analysis.identity import client_identity
 from wiretap.errors import BadInput, ExitStatus
 from wiretap.files import private_dirs, write_private
+from wiretap.recording.cap import DEFAULT_MAX_SIZE
 from wiretap.recording.complete import await_end, wait_released
 from wiretap.recording.events import utc_iso_ms
 from wiretap.recording.paths import safe_name, utc_stamp
@@ -82,16 +83,22 @@ def _unique_names(servers: list[Server]) -> dict[str, str]:
     return names
 
 
-def _tap_entry(server: Server, recording: Path) -> dict[str, Any]:
+def recording_options(max_size: int) -> list[str]:
+    """The session's recording settings, as options of each ``wiretap tap`` and ``wiretap proxy`` it starts
+    (none for the defaults: the generated configs stay as short as they were)."""
+    return [] if max_size == DEFAULT_MAX_SIZE else ["--max-size", str(max_size)]
+
+
+def _tap_entry(server: Server, recording: Path, options: list[str]) -> dict[str, Any]:
     # From the entry as configured: the client expands ${VAR} in what we hand it, exactly once.
     entry = dict(server.raw or server.entry)
     command = [str(entry.pop("command", "")), *map(str, entry.pop("args", []) or [])]
     out = str(recording.resolve())
-    tap = [sys.executable, "-m", "wiretap", "tap", "--out", out, "--name", server.name, "--", *command]
+    tap = [sys.executable, "-m", "wiretap", "tap", "--out", out, "--name", server.name, *options, "--", *command]
     return {**entry, "type": "stdio", "command": tap[0], "args": tap[1:]}
 
 
-def _start_proxy(server: Server, recording: Path, log: Path) -> tuple[subprocess.Popen[str], str]:
+def _start_proxy(server: Server, recording: Path, log: Path, options: list[str]) -> tuple[subprocess.Popen[str], str]:
     url = str(server.entry.get("url", ""))
     command = [
         sys.executable,
@@ -104,6 +111,7 @@ def _start_proxy(server: Server, recording: Path, log: Path) -> tuple[subprocess
         str(recording),
         "--name",
         server.name,
+        *options,
     ]
     with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), "w") as log_file:
         # Its own session keeps the terminal's Ctrl-C away from it; its stdin, a pipe only we hold,
@@ -125,16 +133,19 @@ def _start_proxy(server: Server, recording: Path, log: Path) -> tuple[subprocess
     return proc, line
 
 
-def wrap_servers(servers: list[Server], folder: Path) -> tuple[list[Wrapped], list[str]]:
+def wrap_servers(
+    servers: list[Server], folder: Path, max_size: int = DEFAULT_MAX_SIZE
+) -> tuple[list[Wrapped], list[str]]:
     names = _unique_names(servers)
+    options = recording_options(max_size)
     wrapped: list[Wrapped] = []
     skipped: list[str] = []
     for server in servers:
         recording = folder / f"{names[server.name]}.jsonl"
         if server.transport == "stdio":
-            wrapped.append(Wrapped(server, recording, _tap_entry(server, recording)))
+            wrapped.append(Wrapped(server, recording, _tap_entry(server, recording, options)))
         elif server.transport in ("http", "sse") and server.entry.get("url"):
-            proxy, url = _start_proxy(server, recording, folder / f"{names[server.name]}.proxy.log")
+            proxy, url = _start_proxy(server, recording, folder / f"{names[server.name]}.proxy.log", options)
             entry = {**(server.raw or server.entry), "url": url}
             wrapped.append(Wrapped(server, recording, entry, proxy))
         else:
@@ -181,7 +192,16 @@ def _let_the_client_handle_it(signum: int, frame: object) -> None:
 
 
 class Session:
-    def __init__(self, argv: list[str], *, out: Path | None, cwd: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        out: Path | None,
+        cwd: Path,
+        env: Mapping[str, str],
+        max_size: int = DEFAULT_MAX_SIZE,
+    ) -> None:
+        self.max_size = max_size
         self.client = client_for(argv[0])
         self.discovery = self.client.discover(argv, cwd, env)
         self.started = time.time()
@@ -206,7 +226,7 @@ class Session:
     def run(self, stderr: IO[str] = sys.stderr) -> int:
         launch: Launch | None = None
         try:
-            self.wrapped, skipped = wrap_servers(self.discovery.servers, self.folder)
+            self.wrapped, skipped = wrap_servers(self.discovery.servers, self.folder, self.max_size)
             self.skipped += skipped
             launch = self.client.launch(self.discovery, {w.server.name: w.entry for w in self.wrapped})
             self._write_manifest(running=True)
