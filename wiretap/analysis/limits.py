@@ -1,0 +1,75 @@
+"""What each client waits for before it gives up, in one table: the limits findings judge a session by.
+
+Every row names its source. A limit applies to a session when the client that ran matches (its
+``clientInfo`` name, or the wrapped command), the version is in range and the transport matches; the
+session's recorded environment or config (``setting``) may change it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Limit(StrEnum):
+    STARTUP = "startup"
+    """From spawn (or the first connection) to the answer of the first request."""
+    REQUEST = "request"
+    """One request's answer, after it was sent."""
+    IDLE = "idle"
+    """A tool call with no answer and no progress notification for this long."""
+
+
+@dataclass(frozen=True)
+class ClientLimit:
+    client: str
+    """The client's ``clientInfo.name`` as it sends it."""
+    limit: Limit
+    default_s: float
+    source: str
+    """Where the value comes from: the client's documentation or source (a URL)."""
+    transport: str | None = None
+    """``stdio`` or ``http``; None for both."""
+    since: str | None = None
+    """The first client version it applies to (None: every version seen)."""
+    setting: str | None = None
+    """The environment variable (``MCP_TIMEOUT``) or config key (``startup_timeout_sec``) that changes it."""
+    unit_s: float = 1.0
+    """Seconds per unit of ``setting``'s value (0.001 for a value in milliseconds)."""
+
+
+LIMITS: tuple[ClientLimit, ...] = ()
+
+
+def _version_at_least(version: str | None, since: str | None) -> bool:
+    if since is None or version is None:
+        return True
+    try:
+        have = tuple(int(part) for part in version.split("-")[0].split("."))
+        want = tuple(int(part) for part in since.split("."))
+    except ValueError:
+        return True
+    return have >= want
+
+
+def limit_for(
+    client: str | None,
+    limit: Limit,
+    *,
+    transport: str,
+    version: str | None = None,
+    settings: Mapping[str, str] | None = None,
+) -> tuple[float, ClientLimit] | None:
+    """The limit in seconds for the client that ran, and the row it comes from; None when unknown."""
+    for row in LIMITS:
+        if row.client != client or row.limit is not limit or row.transport not in (None, transport):
+            continue
+        if not _version_at_least(version, row.since):
+            continue
+        value = (settings or {}).get(row.setting or "")
+        try:
+            return (float(value) * row.unit_s if value else row.default_s), row
+        except ValueError:
+            return row.default_s, row
+    return None
