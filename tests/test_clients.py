@@ -108,7 +108,7 @@ def test_a_stdio_server_is_run_through_the_tap_with_its_entry_as_configured(
         {"mcpServers": {"s": {"command": "srv", "args": ["--port", "${PORT:-7}"], "env": {"TOKEN": "${TOKEN}"}}}},
     )
     (server,) = discover(["claude"], tmp_path, {**home, "TOKEN": "t0k"}).servers
-    entry = _tap_entry(server, tmp_path / "s.jsonl")
+    entry = _tap_entry(server, tmp_path / "s.jsonl", [])
     assert entry["command"] == sys.executable
     assert entry["args"][-4:] == ["--", "srv", "--port", "${PORT:-7}"]
     assert entry["args"][:4] == ["-m", "wiretap", "tap", "--out"] and entry["env"] == {"TOKEN": "${TOKEN}"}
