@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -321,3 +323,16 @@ def test_through_a_real_proxy_exactly_the_three_mismatches_the_server_refused_ar
         assert abs(finding["times"][1] - answer["t"]) <= TOL
         assert abs(finding["header"]["error_at"] - error["t"]) <= TOL
     assert [f["code"] for f in report_recording(proxy.recording)["findings"]] == ["header-body-mismatch"] * 3
+
+
+def test_wiretap_show_gives_a_base64_mcp_name_with_what_it_decodes_to(tmp_path: Path) -> None:
+    good = exchange(1, 1.0, heads("tools/call", "=?base64?Y2Fmw6k=?="), request_body(1, "tools/call", name="café"))
+    bad = exchange(2, 2.0, heads("tools/call", "=?base64?!!?="), request_body(2, "tools/call", name="café"))
+    plain = exchange(3, 3.0, heads("tools/call", "add"), request_body(3, "tools/call", name="add"))
+    path = recorded(tmp_path / "r.jsonl", good, bad, plain)
+    shown = subprocess.run(
+        [sys.executable, "-m", "wiretap", "show", str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "mcp-name==?base64?Y2Fmw6k=?= (café)" in shown
+    assert "mcp-name==?base64?!!?= (undecodable)" in shown
+    assert "mcp-name=add mcp-protocol-version" in shown
