@@ -9,9 +9,12 @@ from wiretap.render.plural import plural
 
 if TYPE_CHECKING:
     from wiretap.analysis.conversation import Message
+    from wiretap.analysis.model import HeaderMismatch
     from wiretap.analysis.tasks import Task
+    from wiretap.wire.versions import ProtocolVersion
 
 ERROR, WARNING, INFO = "error", "warning", "info"
+HEADER_MISMATCH_CODE = -32020
 SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
 
 
@@ -24,6 +27,7 @@ class Finding:
     times: list[float] = field(default_factory=list)
     task: str | None = None
     count: int = 1
+    header: HeaderMismatch | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -34,6 +38,7 @@ class Finding:
             "times": [round(t, 3) for t in self.times],
             "task": self.task,
             "count": self.count,
+            **({"header": self.header} if self.header is not None else {}),
         }
 
 
@@ -222,3 +227,53 @@ class Findings:
                 [since],
             ),
         )
+
+    def header_body_mismatch(self, found: HeaderMismatch) -> None:
+        answered = found.status_at if found.status is not None else found.error_at
+        self._add(
+            f"{found.header}:{found.sent}:{found.field}:{found.body}",
+            Finding(
+                "header-body-mismatch",
+                ERROR,
+                f"{found.method} #{found.id}: {_header_said(found)}, the body's {found.field} is {found.body!r}; "
+                f"{_answer(found)}",
+                "Mirror the body exactly: Mcp-Method = method, Mcp-Name = params.name or params.uri "
+                "(=?base64?…?= of its UTF-8 bytes, padded, when not plain ASCII), MCP-Protocol-Version = the "
+                "_meta version; a 2026-07-28 server answers a mismatch with 400 and -32020.",
+                [found.t] + ([answered] if answered is not None else []),
+                header=found,
+            ),
+        )
+
+    def unknown_protocol_version(self, version: ProtocolVersion, t: float, where: str) -> None:
+        self._add(
+            f"{version.text}",
+            Finding(
+                "unknown-protocol-version",
+                INFO,
+                f"the protocol version {version.describe()} was sent in {where}",
+                "Use a published revision (2024-11-05 … 2026-07-28): a server that does not know a version "
+                "rejects it, and wiretap cannot tell which era's rules apply.",
+                [t],
+            ),
+        )
+
+
+def _header_said(found: HeaderMismatch) -> str:
+    if found.sent is None:
+        return f"{found.header} is missing"
+    if found.decoded is None:
+        return f"{found.header} {found.sent!r} cannot be decoded ({found.problem})"
+    said = f"{found.header} {found.sent!r}" + (f" decodes to {found.decoded!r}" if found.sent != found.decoded else "")
+    if found.decoded == found.body:
+        return f"{said} only when read leniently ({found.problem})"
+    return said + (f" ({found.problem})" if found.problem else "")
+
+
+def _answer(found: HeaderMismatch) -> str:
+    code = f" with error {found.error_code}" if found.error_code is not None else ""
+    status = f" HTTP {found.status}" if found.status is not None else ""
+    if not code and not status:
+        return "no answer was recorded"
+    rejected = (found.status or 0) >= 400 or found.error_code == HEADER_MISMATCH_CODE
+    return f"the server {'rejected it:' if rejected else 'answered'}{status}{code}"

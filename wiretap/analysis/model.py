@@ -257,6 +257,34 @@ class Verdicts:
 
 
 @dataclass
+class HeaderMismatch:
+    """A 2026-07-28 request header that does not say what the JSON-RPC body says (header-body-mismatch)."""
+
+    header: str
+    """``Mcp-Method``, ``Mcp-Name`` or ``MCP-Protocol-Version``."""
+    sent: str | None
+    """The header as sent; None when it was missing."""
+    decoded: str | None
+    """What it stands for once decoded (``=?base64?…?=``); None when missing or undecodable."""
+    problem: str | None
+    """How it breaks the encoding rules, if it does."""
+    field: str
+    """The body field it mirrors: ``method``, ``params.name``, ``params.uri``, ``params.taskId``, ``params._meta…``."""
+    body: str
+    """That field's value."""
+    method: str
+    id: Any
+    t: float
+    """When the request's body was recorded."""
+    status: int | None
+    """The HTTP status the server answered with; None when none was recorded."""
+    status_at: float | None
+    error_code: int | None
+    """The JSON-RPC error code of its answer, if an error."""
+    error_at: float | None
+
+
+@dataclass
 class FindingRow:
     code: str
     severity: str
@@ -266,6 +294,8 @@ class FindingRow:
     task: str | None
     count: int
     server: str | None = field(default=None, metadata={"omit_none": True})
+    header: HeaderMismatch | None = field(default=None, metadata={"omit_none": True})
+    """For ``header-body-mismatch``: the header, its decoded value and the body's, and the server's answer."""
 
 
 @dataclass

@@ -16,6 +16,7 @@ from wiretap.analysis.activity import Activity
 from wiretap.analysis.conversation import Conversation, Message, OtherBody
 from wiretap.analysis.exits import ExitWatch
 from wiretap.analysis.findings import Findings
+from wiretap.analysis.header_check import HeaderCheck, VersionWatch
 from wiretap.analysis.methods import method_of
 from wiretap.analysis.model import FIGURES, REPORT_FORMAT, Report
 from wiretap.analysis.observe import Observer
@@ -93,6 +94,7 @@ class Analysis:
         self.traffic = Traffic()
         self.activity = Activity(transport) if timeline else None
         self.observer = Observer()
+        self.headers, self.versions = HeaderCheck(self.findings), VersionWatch(self.findings)
         self.client_exited: float | None = None
         """From a session manifest, on the recording's clock."""
         self.events = 0
@@ -112,6 +114,8 @@ class Analysis:
         self.events += 1
         self.exits.feed(event)
         self.observer.feed(event)
+        self.headers.feed(event)
+        self.versions.feed(event)
         self.traffic.feed_event(event)
         if self.activity is not None:
             self.activity.feed(event)
@@ -135,6 +139,7 @@ class Analysis:
         end = self.exits.end_t
         self.exits.finish()
         self.tasks.finish(end)
+        self.headers.finish()
         for request in self.conversation.pending():
             if request.method not in LONG_LIVED:
                 self.findings.unanswered(request)

@@ -11,7 +11,7 @@ from typing import Any
 from wiretap.analysis.conversation import describe_body
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.render.summarize import clip, summarize_error, summarize_request, summarize_result
-from wiretap.wire import jsonrpc
+from wiretap.wire import jsonrpc, mcp_headers
 
 IN, OUT, LIFE, ERR = "IN", "OUT", "---", "ERR"
 _LANES = {Direction.C2S.value: IN, Direction.S2C.value: OUT}
@@ -152,7 +152,17 @@ def _raw_row(event: Event, lane: str, status: int | None = None) -> Row:
 
 def _headers(event: Event, names: Iterable[str]) -> str:
     headers = event.get("headers") or {}
-    return " ".join(f"{name}={headers[name]}" for name in names if name in headers)
+    return " ".join(f"{name}={_shown(name, headers[name])}" for name in names if name in headers)
+
+
+def _shown(name: str, value: Any) -> str:
+    """A header's value; a base64-wrapped ``mcp-name`` with what it decodes to."""
+    if name != mcp_headers.NAME or not isinstance(value, str):
+        return str(value)
+    decoded = mcp_headers.decode_header(value)
+    if not decoded.encoded:
+        return value
+    return f"{value} ({decoded.value if decoded.value is not None else 'undecodable'})"
 
 
 def _http_summary(event: Event) -> tuple[str, str] | None:
