@@ -14,9 +14,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from scenarios.threaded_http import Served, ThreadedHTTP
 
 VERSION = "2026-07-28"
 META = "io.modelcontextprotocol/protocolVersion"
@@ -63,7 +64,7 @@ def result(body: dict[str, Any]) -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
+    server: Served
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -72,7 +73,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
         wrong = mismatch(body, self.headers)
         if wrong is not None:
-            self.server.rejected.append(body.get("id"))
+            self.server.seen.append(body.get("id"))
             error = {"code": -32020, "message": f"Header mismatch: {wrong} does not match the body"}
             self._send(400, {"jsonrpc": "2.0", "id": body.get("id"), "error": error})
         else:
@@ -93,26 +94,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    rejected: list[Any]
-
-
-class ModernServer:
+class ModernServer(ThreadedHTTP):
     def __init__(self) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.rejected = []
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/mcp"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(_Handler, "/mcp")
 
     @property
     def rejected(self) -> list[Any]:
-        return self._server.rejected
-
-    def __enter__(self) -> ModernServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.seen
