@@ -144,7 +144,7 @@ def wrap_servers(
         recording = folder / f"{names[server.name]}.jsonl"
         if server.transport == "stdio":
             wrapped.append(Wrapped(server, recording, _tap_entry(server, recording, options)))
-        elif server.transport in ("http", "sse") and server.entry.get("url"):
+        elif server.transport in ("http", "sse", "a2a") and server.entry.get("url"):
             proxy, url = _start_proxy(server, recording, folder / f"{names[server.name]}.proxy.log", options)
             entry = {**(server.raw or server.entry), "url": url}
             wrapped.append(Wrapped(server, recording, entry, proxy))
