@@ -228,6 +228,45 @@ class Findings:
             ),
         )
 
+    def stdout_not_json(self, severity: str, message: str, times: list[float], count: int) -> None:
+        finding = Finding(
+            "stdout-not-json",
+            severity,
+            message,
+            "Write only JSON-RPC messages to stdout and send logs to stderr: many clients drop the "
+            "connection at the first line on stdout that is not JSON-RPC.",
+            times,
+        )
+        finding.count = count
+        self._add(None, finding)
+
+    def slow_start(self, severity: str, message: str, times: list[float]) -> None:
+        self._add(
+            None,
+            Finding(
+                "slow-start",
+                severity,
+                message,
+                "Answer the handshake first and do slow set-up (downloads, indexes, connections) afterwards, "
+                "or raise the client's startup limit.",
+                times,
+            ),
+        )
+
+    def start_failed(self, message: str, times: list[float], stderr: list[str]) -> None:
+        said = f"; its last stderr lines: {' | '.join(stderr)}" if stderr else "; it wrote nothing on stderr"
+        self._add(
+            None,
+            Finding(
+                "start-failed",
+                ERROR,
+                message + said,
+                "Run the server's command by hand to see it start; its stderr says why it stopped. If it is only "
+                "slow, answer the handshake sooner or raise the client's startup limit.",
+                times,
+            ),
+        )
+
     def header_body_mismatch(self, found: HeaderMismatch) -> None:
         answered = found.status_at if found.status is not None else found.error_at
         self._add(

@@ -22,6 +22,7 @@ from wiretap.analysis.model import FIGURES, REPORT_FORMAT, Report
 from wiretap.analysis.observe import Observer
 from wiretap.analysis.questions import Question, QuestionLog, measure, task_questions, touches
 from wiretap.analysis.shutdown import shutdown_verdict
+from wiretap.analysis.startup import Startup
 from wiretap.analysis.stats import Distribution
 from wiretap.analysis.tasks import Task, TaskTracker
 from wiretap.analysis.traffic import Traffic
@@ -31,6 +32,8 @@ from wiretap.recording.reader import open_recording
 from wiretap.render.plural import plural
 
 __all__ = ["REPORT_FORMAT", "Analysis", "analyse", "build_report", "pattern", "report_recording"]
+Limits = tuple[str | None, dict[str, str]]
+"""A session's client (its ``clientInfo`` name) and the settings of its limits."""
 LONG_LIVED = frozenset({"subscriptions/listen"})
 """Requests that stay open by design until the client goes away (2026-07-28 notification streams)."""
 CANCEL_BEFORE_EXIT = 5.0
@@ -95,6 +98,10 @@ class Analysis:
         self.activity = Activity(transport) if timeline else None
         self.observer = Observer()
         self.headers, self.versions = HeaderCheck(self.findings), VersionWatch(self.findings)
+        self.startup = Startup(transport)
+        self.limit_settings: dict[str, str] = {}
+        """The session's settings of client limits (``limits_env`` and the server's ``limits``)."""
+        self.session_client: str | None = None
         self.client_exited: float | None = None
         """From a session manifest, on the recording's clock."""
         self.events = 0
@@ -116,6 +123,7 @@ class Analysis:
         self.observer.feed(event)
         self.headers.feed(event)
         self.versions.feed(event)
+        self.startup.feed(event)
         self.traffic.feed_event(event)
         if self.activity is not None:
             self.activity.feed(event)
@@ -130,6 +138,7 @@ class Analysis:
         for item in self.conversation.feed(event):
             if isinstance(item, Message):
                 self.traffic.feed(item)
+                self.startup.message(item)
                 self.tasks.feed(item)
                 self.questions.feed(item)
             elif isinstance(item, OtherBody):
@@ -143,6 +152,9 @@ class Analysis:
         for request in self.conversation.pending():
             if request.method not in LONG_LIVED:
                 self.findings.unanswered(request)
+        if self.client_exited is not None:
+            self.startup.client_exited(self.client_exited)
+        self.startup.finish(self.findings, self.limit_settings, self.session_client)
         tasks = sorted(self.tasks.tasks.values(), key=lambda task: task.created_at)
         questions = self._questions(tasks, end)
         task_rows = [self._task(task, questions, end) for task in tasks]
@@ -430,6 +442,7 @@ def build_report(
     clock_origin: float | None = None,
     timeline: bool = False,
     wait: float | None = WAIT_FOR_END,
+    limits: Limits | None = None,
 ) -> Report:
     """Stream one recording once through every analysis into the report model. Raises NotARecording / OSError.
 
@@ -438,7 +451,8 @@ def build_report(
     timeline rows to keep for a page that lists the messages; ``timeline``: gather the traffic per
     connection for a picture (it grows with the recording). ``clock_origin``: t = 0 on the machine's
     monotonic clock (a session's client start): every time in the report is then on that clock. ``wait``:
-    how long to wait for a recording still being finished (``open_recording``).
+    how long to wait for a recording still being finished (``open_recording``). ``limits``: the session's
+    client and its limit settings, for the findings that judge a start against the client's limit.
     """
     return analyse_into_model(
         path,
@@ -448,6 +462,7 @@ def build_report(
         clock_origin=clock_origin,
         timeline=timeline,
         wait=wait,
+        limits=limits,
     )[0]
 
 
@@ -460,11 +475,14 @@ def analyse_into_model(
     clock_origin: float | None = None,
     timeline: bool = False,
     wait: float | None = WAIT_FOR_END,
+    limits: Limits | None = None,
 ) -> tuple[Report, Analysis, Event]:
     """``build_report``, with the analysis behind the report (a behaviour profile reads the same single
     pass) and the recording's header."""
     with open_recording(path, wait=wait) as reader:
         analysis = Analysis(str(reader.header.get("transport", "stdio")), keep_rows, keep_methods, timeline)
+        if limits is not None:
+            analysis.session_client, analysis.limit_settings = limits
         found = reader.header.get("monotonic_origin")
         origin = float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
         offset = origin - clock_origin if clock_origin is not None and origin is not None else 0.0

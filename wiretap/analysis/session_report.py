@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.analysis import model
+from wiretap.analysis.limits import WRAPPED_CLIENTS
 from wiretap.analysis.model import Report
 from wiretap.analysis.report import POLL_RULE, build_report
 from wiretap.render.plural import plural
@@ -42,9 +43,23 @@ def build_session_report(
             keep_rows=keep_rows,
             clock_origin=origin,
             timeline=timeline,
+            limits=session_limits(session.manifest, info),
         )
         parts.append(_tagged(part, str(info.get("name"))))
     return merge(parts, folder, session.manifest, keep_rows)
+
+
+def session_limits(manifest: dict[str, Any], server: dict[str, Any]) -> tuple[str | None, dict[str, str]]:
+    """The client that ran (as its handshake names it) and the settings of its limits: the environment's
+    (``limits_env``), then the server's own config (``limits``)."""
+    info = manifest.get("client_info")
+    name = info.get("name") if isinstance(info, dict) else None
+    client = name if isinstance(name, str) and name else WRAPPED_CLIENTS.get(str(manifest.get("client")))
+    settings: dict[str, str] = {}
+    for found in (manifest.get("limits_env"), server.get("limits")):
+        if isinstance(found, dict):
+            settings |= {str(k): str(v) for k, v in found.items()}
+    return client, settings
 
 
 def _tagged(part: Report, name: str) -> Report:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from wiretap.analysis.identity import client_identity
+from wiretap.analysis.limits import limits_env, server_limits
 from wiretap.errors import BadInput, ExitStatus
 from wiretap.files import private_dirs, write_private
 from wiretap.recording.cap import DEFAULT_MAX_SIZE
@@ -221,6 +222,7 @@ class Session:
             "cwd": redact_text(str(cwd))[0],
             "started": utc_iso_ms(self.started),
             "started_monotonic": round(self.started_monotonic, 6),
+            "limits_env": limits_env(env),
         }
 
     def run(self, stderr: IO[str] = sys.stderr) -> int:
@@ -315,6 +317,7 @@ class Session:
             "messages": None if running else sum(_message_count(f) for f in files),
             "complete": complete,
             "missing_variables": sorted(wrapped.server.missing_vars),
+            "limits": server_limits(wrapped.server.entry),
         }
 
     def _summary(self, stderr: IO[str]) -> None:
