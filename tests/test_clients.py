@@ -87,8 +87,15 @@ def test_the_option_forms_are_split_from_the_rest() -> None:
     assert split_argv(["claude", "--mcp-config=a.json", "-p", "x"]) == (["claude", "-p", "x"], ["a.json"], False)
 
 
-def test_the_client_starts_with_only_our_config_and_the_users_other_arguments() -> None:
+def test_the_client_starts_with_our_config_beside_its_own_and_strict_only_when_the_user_asked() -> None:
     assert launch_argv(["claude", "-p", "x"], Path("/tmp/c.json")) == [
+        "claude",
+        "--mcp-config",
+        "/tmp/c.json",
+        "-p",
+        "x",
+    ]
+    assert launch_argv(["claude", "-p", "x"], Path("/tmp/c.json"), strict=True) == [
         "claude",
         "--mcp-config",
         "/tmp/c.json",

@@ -316,3 +316,16 @@ def _answer(found: HeaderMismatch) -> str:
         return "no answer was recorded"
     rejected = (found.status or 0) >= 400 or found.error_code == HEADER_MISMATCH_CODE
     return f"the server {'rejected it:' if rejected else 'answered'}{status}{code}"
+
+
+def never_contacted(server: str, transport: str, started: bool) -> Finding:
+    """A server the client was configured with that it never spoke to in the session (one per server)."""
+    how = "its proxy ran, but the client sent it nothing" if started else "the client never started it"
+    advice = (
+        "The client had this server and did not use it: look for it in the client's own MCP list (a failed "
+        "connection, a server it skipped or never contacts, such as an http server it silently ignores) "
+        "before blaming the server."
+    )
+    return Finding(
+        "never-contacted", WARNING, f"{server} ({transport}) was configured but never contacted: {how}", advice
+    )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.analysis import model
+from wiretap.analysis.findings import never_contacted
 from wiretap.analysis.limits import WRAPPED_CLIENTS
 from wiretap.analysis.model import Report
 from wiretap.analysis.report import POLL_RULE, build_report
@@ -46,7 +47,22 @@ def build_session_report(
             limits=session_limits(session.manifest, info),
         )
         parts.append(_tagged(part, str(info.get("name"))))
-    return merge(parts, folder, session.manifest, keep_rows)
+    report = merge(parts, folder, session.manifest, keep_rows)
+    report.findings += _never_contacted(session.manifest, server)
+    return report
+
+
+def _never_contacted(manifest: dict[str, Any], only: str | None) -> list[model.FindingRow]:
+    """The wrapped servers the client never spoke to: no recording at all, or one without a message."""
+    if manifest.get("running"):
+        return []
+    rows = []
+    for info in manifest.get("servers") or []:
+        name = str(info.get("name"))
+        if only in (None, name) and info.get("messages") == 0:
+            found = never_contacted(name, str(info.get("transport")), bool(info.get("recordings")))
+            rows.append(model.FindingRow(**found.as_dict(), server=name))
+    return rows
 
 
 def session_limits(manifest: dict[str, Any], server: dict[str, Any]) -> tuple[str | None, dict[str, str]]:

@@ -26,8 +26,12 @@ class SessionFolder:
         return [
             (server, self.path / name)
             for server in self.manifest.get("servers", [])
-            for name in server.get("recordings") or [server["recording"]]
+            for name in server.get("recordings") or self._expected(server)
         ]
+
+    def _expected(self, server: dict[str, Any]) -> list[str]:
+        """A finished session's server without recordings was never started: nothing to read."""
+        return [] if self.manifest.get("running") is False and "recordings" in server else [server["recording"]]
 
     def recordings_of(self, server: str | None = None) -> list[tuple[dict[str, Any], Path]]:
         """The recordings to read (one server's with ``server``); a clear error when there are none."""

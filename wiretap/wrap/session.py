@@ -150,7 +150,10 @@ def wrap_servers(
             entry = {**(server.raw or server.entry), "url": url}
             wrapped.append(Wrapped(server, recording, entry, proxy))
         else:
-            skipped.append(f"{server.name}: transport {server.transport!r} is not one wiretap can wrap")
+            skipped.append(
+                f"{server.name} ({server.scope}): transport {server.transport!r} is not one wiretap can wrap; "
+                "the client still has it, unrecorded"
+            )
     return wrapped, skipped
 
 
@@ -170,6 +173,14 @@ def _message_count(recording: Path) -> int:
             return sum(1 for line in f if b'"kind":"message"' in line)
     except OSError:
         return 0
+
+
+def _recorded(server: dict[str, Any]) -> str:
+    if not server["recordings"]:
+        return "wrapped, never started"
+    if not server["messages"]:
+        return "wrapped, never contacted"
+    return f"{server['messages']} messages"
 
 
 class ProxyNotStarted(BadInput):
@@ -324,7 +335,7 @@ class Session:
         moved = " (a new folder: --out was not empty)" if self.moved else ""
         lines = [f"wiretap: session {self.folder}{moved}"]
         for server in self.manifest["servers"]:
-            lines.append(f"  {server['name']} ({server['transport']}): {server['messages']} messages")
+            lines.append(f"  {server['name']} ({server['transport']}): {_recorded(server)}")
         lines += [f"  not wrapped: {reason}" for reason in self.skipped]
         lines.append(f"  read it with: wiretap show {self.folder}   (or: wiretap report {self.folder})")
         with contextlib.suppress(OSError):
