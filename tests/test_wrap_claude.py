@@ -584,6 +584,7 @@ def test_the_manifest_describes_the_run(project: ProjectScenario) -> None:
             "messages": len(project.session.recordings[name].messages()),
             "complete": True,
             "missing_variables": [],
+            "limits": {},
         }
         for name in (LOCAL, STDIO, HTTP, USER)
     ]
