@@ -4,27 +4,24 @@ folders it refuses to leave, and the size cap on every result."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from export_recordings import Recording
+from mcp_sessions import SECRET, big_and_unredacted, session_workdir
 
 from wiretap.mcp.budget import CAP, WHOLE_STRING_LIMIT
 from wiretap.mcp.command import build
 from wiretap.mcp.protocol import Protocol, Tool, ToolError
 
-SCENARIOS = Path(__file__).parent / "scenarios"
 REPO_RECORDINGS = Path(__file__).parent.parent / "recordings"
 TOOL_NAMES = ["list_sessions", "list_recordings", "timeline", "report", "get_message", "search", "diff"]
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-SECRET = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"
 
 Json = dict[str, Any]
 
@@ -189,38 +186,7 @@ def test_the_stdio_server_answers_line_by_line_and_exits_0_at_end_of_input(tmp_p
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A working directory with one real session (``wiretap -- claude``, the scenario client): server alpha
-    answers, server beta prints a banner on stdout first (a stdout-not-json finding)."""
-    cwd = tmp_path_factory.mktemp("mcp")
-    bin_dir = cwd / "bin"
-    bin_dir.mkdir()
-    claude = bin_dir / "claude"
-    claude.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SCENARIOS / "turn_taking_client.py"}" "$@"\n')
-    claude.chmod(0o755)
-    entries = {
-        name: {"command": sys.executable, "args": [str(SCENARIOS / "stdio_server.py"), mode]}
-        for name, mode in (("alpha", "answer"), ("beta", "banner"))
-    }
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(cwd)}
-    config = json.dumps({"mcpServers": entries})
-    argv = [sys.executable, "-m", "wiretap", "--", "claude", "--mcp-config", config, "--strict-mcp-config"]
-    subprocess.run(argv, cwd=cwd, env=env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
-    (session,) = (cwd / "wiretap-sessions").iterdir()
-    session.rename(session.with_name("s1"))
-    big_and_unredacted(cwd / "wiretap-recordings" / "big.jsonl")
-    return cwd
-
-
-def big_and_unredacted(path: Path) -> Path:
-    """A recording made with --no-redact: 300 calls answered with 5000 characters each (the second with
-    20000), a secret in the first."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    r = Recording()
-    for n in range(300):
-        arguments = {"api_key": SECRET} if n == 0 else {"n": n}
-        answer = {"text": "x" * (20000 if n == 1 else 5000)}
-        r.call(n * 0.01, "tools/call", {"name": "big", "arguments": arguments}, n * 0.01 + 0.005, answer)
-    return r.write(path, name="big", redacted=False)
+    return session_workdir(tmp_path_factory.mktemp("mcp"))
 
 
 def call(protocol: Protocol, tool: str, **arguments: Any) -> tuple[Json, bytes]:
