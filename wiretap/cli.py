@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 LAZY = {
     "export": "wiretap.export.command:export",
+    "import": "wiretap.importers.command:import_group",
     "mcp": "wiretap.mcp.command:mcp",
     "otel": "wiretap.otel.command:otel",
     "replay": "wiretap.replay.cli:replay",

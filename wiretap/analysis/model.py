@@ -76,6 +76,8 @@ class RecordingInfo:
     """Why the recording is not complete (still being written, or without an end event); None when it is."""
     capped: Capped | None = field(default=None, metadata={"omit_none": True})
     """Present when the recording reached its size cap."""
+    imported: str | None = field(default=None, metadata={"omit_none": True})
+    """For a recording rebuilt from a client's logs (``wiretap import``), where from (``claude-code``)."""
 
 
 @dataclass

@@ -17,6 +17,7 @@ from wiretap.analysis.conversation import Conversation, Message, OtherBody
 from wiretap.analysis.exits import ExitWatch
 from wiretap.analysis.findings import Findings
 from wiretap.analysis.header_check import HeaderCheck, VersionWatch
+from wiretap.analysis.imported import ObservedFacts, mark_imported
 from wiretap.analysis.methods import method_of
 from wiretap.analysis.model import FIGURES, REPORT_FORMAT, Report
 from wiretap.analysis.observe import Observer
@@ -97,6 +98,7 @@ class Analysis:
         self.traffic = Traffic()
         self.activity = Activity(transport) if timeline else None
         self.observer = Observer()
+        self.observed = ObservedFacts()
         self.headers, self.versions = HeaderCheck(self.findings), VersionWatch(self.findings)
         self.startup = Startup(transport)
         self.limit_settings: dict[str, str] = {}
@@ -121,6 +123,7 @@ class Analysis:
         self.events += 1
         self.exits.feed(event)
         self.observer.feed(event)
+        self.observed.feed(event)
         self.headers.feed(event)
         self.versions.feed(event)
         self.startup.feed(event)
@@ -193,6 +196,8 @@ class Analysis:
             rows_left_out=self.rows_left_out,
             methods=self.methods,
         )
+        if header.get("imported"):
+            mark_imported(report, header, self.observed)
         if capped is not None:
             for _, _, verdict in report.verdicts.titled():
                 verdict.verdict += f" {capped_note(capped)}"

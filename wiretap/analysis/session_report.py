@@ -54,8 +54,8 @@ def build_session_report(
 
 def _never_contacted(manifest: dict[str, Any], only: str | None) -> list[model.FindingRow]:
     """The wrapped servers the client never spoke to: no recording at all, or one without a message."""
-    if manifest.get("running"):
-        return []
+    if manifest.get("running") or manifest.get("imported"):
+        return []  # an imported session's recordings hold no messages: silence says nothing
     rows = []
     for info in manifest.get("servers") or []:
         name = str(info.get("name"))

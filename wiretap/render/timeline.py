@@ -10,6 +10,7 @@ from typing import Any
 
 from wiretap.analysis.conversation import describe_body
 from wiretap.recording.events import Direction, Event, Kind
+from wiretap.render.observed import observed_summary
 from wiretap.render.summarize import clip, summarize_error, summarize_request, summarize_result
 from wiretap.wire import jsonrpc, mcp_headers
 
@@ -220,6 +221,10 @@ def _lifecycle_summary(event: Event) -> tuple[str, str]:
         return "exit", f"server {how} (status {event.get('status')})"
     if kind == Kind.ERROR:
         return "error", f"{event.get('error', '')}: {event.get('message', '')}"
+    if kind == Kind.OBSERVED:
+        return observed_summary(event)
+    if kind == Kind.END and event.get("ended") == "imported":
+        return "end", f"imported ({event.get('written', '?')} events; what the logs did not say is not in it)"
     if kind == Kind.END:
         return (
             "end",
@@ -240,6 +245,7 @@ def row_for(event: Event, pairing: Pairing) -> Row:
         return Row(float(event["t"]), ERR, "stderr", str(event.get("text", "")), event)
     title, summary = _lifecycle_summary(event)
     failed = kind == Kind.ERROR or (kind == Kind.HTTP_RESPONSE and int(event.get("status", 0)) >= 500)
+    failed = failed or (kind == Kind.OBSERVED and "error" in (event.get("outcome"), event.get("level")))
     return Row(float(event["t"]), LIFE, title, summary.rstrip(), event, error=failed)
 
 
