@@ -14,7 +14,7 @@ import click
 from wiretap import __version__
 from wiretap.errors import BadInput, ExitStatus, user_error
 from wiretap.http.guard_options import guard_options, guard_settings
-from wiretap.otel.live import follow_recording, follow_session, otlp_done, otlp_options
+from wiretap.otel.live import client_env, follow_recording, follow_session, otlp_done, otlp_options
 from wiretap.transports.process import exit_like
 
 if TYPE_CHECKING:
@@ -541,6 +541,7 @@ def wrap(out: Path | None, client: tuple[str, ...], max_size: int, with_ui: bool
 
     try:
         session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ, max_size=max_size)
+        session.client_env = client_env(session.client.NAME, os.environ)
         if with_ui:
             start_ui_beside(session.folder)
         follow_session(session.folder)

@@ -214,6 +214,7 @@ class Session:
         max_size: int = DEFAULT_MAX_SIZE,
     ) -> None:
         self.max_size = max_size
+        self.env = env
         self.client = client_for(argv[0])
         self.discovery = self.client.discover(argv, cwd, env)
         self.started = time.time()
@@ -223,6 +224,8 @@ class Session:
         if self.moved:
             print(f"wiretap: {out} is not empty; recording this session in {self.folder}", file=sys.stderr)
         self.wrapped: list[Wrapped] = []
+        self.client_env: dict[str, str] = {}
+        """Set for the client under the user's environment and wiretap's own (``--otlp``'s telemetry)."""
         self.skipped = list(self.discovery.skipped)
         # The environment is left out: it holds the user's keys, and the rules would miss an opaque one.
         self.manifest: dict[str, Any] = {
@@ -243,12 +246,13 @@ class Session:
             self.skipped += skipped
             launch = self.client.launch(self.discovery, {w.server.name: w.entry for w in self.wrapped})
             self._write_manifest(running=True)
-            returncode = self._run_client(launch.argv, launch.env)
+            returncode = self._run_client(launch.argv, {**self.client_env, **launch.env})
         finally:
             self._stop_proxies()
             if launch is not None:
                 launch.cleanup()
             self._identify_client()
+            self._link_transcript()
             self._write_manifest(running=False)
         self._summary(stderr)
         return returncode
@@ -301,6 +305,17 @@ class Session:
                 if (identity := client_identity(recording)) is not None:
                     self.manifest["client_info"] = identity
                     return
+
+    def _link_transcript(self) -> None:
+        """Claude Code's transcript of this session, found by a tool call's toolUseId (read-only)."""
+        if self.client.NAME != "Claude Code":
+            return
+        from wiretap.wrap.transcript import find_transcript, tool_use_ids
+
+        files = [f for wrapped in self.wrapped for f in recordings_of(wrapped.recording)]
+        found = find_transcript(self.env, tool_use_ids(files), self.started)
+        if found is not None:
+            self.manifest["transcript"] = str(found)
 
     def _write_manifest(self, *, running: bool) -> None:
         self.manifest["running"] = running
