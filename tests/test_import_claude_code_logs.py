@@ -47,7 +47,7 @@ def test_an_mcp_log_line_gives_its_time_server_text_session_and_cwd() -> None:
     line = parse_mcp_log_line(lines_of("mcp-logs-echo-twice.jsonl")[1], "demo")
     assert line == LogLine(
         1796296972617000000, "demo", "Successfully connected (transport: stdio) in 119ms", "debug",
-        ECHO_SESSION, "/tmp/f29b/r1/proj",
+        ECHO_SESSION, "/tmp/demo/one",
     )  # fmt: skip
 
 
@@ -121,7 +121,7 @@ def test_transcript_lines_give_tool_uses_and_results() -> None:
     uses, results, where = parse_transcript_line(result_line)
     assert uses == []
     assert results == [ToolResult(1796297142976000000, "toolu_fake_step00", f"it broke: api_key={FAKE_KEY}", True)]
-    assert where == {"sessionId": FAILURES_SESSION, "cwd": "/tmp/f29b/r2/proj"}
+    assert where == {"sessionId": FAILURES_SESSION, "cwd": "/tmp/demo/two"}
 
 
 def claude_files(root: Path, run: str, session: str, cwd: str, *, debug: bool) -> dict[str, str]:
@@ -149,8 +149,8 @@ def events_of(recording: Path) -> list[Json]:
 
 
 def test_an_imported_session_holds_each_tool_call_with_its_id_input_and_duration(tmp_path: Path) -> None:
-    env = claude_files(tmp_path, "echo-twice", ECHO_SESSION, "/tmp/f29b/r1/proj", debug=True)
-    cache = Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-f29b-r1-proj"
+    env = claude_files(tmp_path, "echo-twice", ECHO_SESSION, "/tmp/demo/one", debug=True)
+    cache = Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-demo-one"
     status, output = run_import(env, str(cache), "--out", str(tmp_path / "imported"))
     assert status == 0, output
     events = events_of(tmp_path / "imported" / "demo.jsonl")
@@ -169,9 +169,9 @@ def test_an_imported_session_holds_each_tool_call_with_its_id_input_and_duration
 
 
 def test_an_imported_recording_holds_no_message_id_or_method(tmp_path: Path) -> None:
-    env = claude_files(tmp_path, "echo-twice", ECHO_SESSION, "/tmp/f29b/r1/proj", debug=True)
+    env = claude_files(tmp_path, "echo-twice", ECHO_SESSION, "/tmp/demo/one", debug=True)
     run_import(
-        env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-f29b-r1-proj"), "--out", str(tmp_path / "i")
+        env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-demo-one"), "--out", str(tmp_path / "i")
     )
     events = events_of(tmp_path / "i" / "demo.jsonl")
     assert {e["kind"] for e in events} == {"header", "observed", "end"}
@@ -180,9 +180,9 @@ def test_an_imported_recording_holds_no_message_id_or_method(tmp_path: Path) -> 
 
 
 def test_every_imported_line_matches_the_recording_schema(tmp_path: Path) -> None:
-    env = claude_files(tmp_path, "failures", FAILURES_SESSION, "/tmp/f29b/r2/proj", debug=False)
+    env = claude_files(tmp_path, "failures", FAILURES_SESSION, "/tmp/demo/two", debug=False)
     run_import(
-        env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-f29b-r2-proj"), "--out", str(tmp_path / "i")
+        env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-demo-two"), "--out", str(tmp_path / "i")
     )
     validator = jsonschema.Draft202012Validator(json.loads(schema_text("recording")))
     errors = [e.message for event in events_of(tmp_path / "i" / "demo.jsonl") for e in validator.iter_errors(event)]
@@ -190,9 +190,9 @@ def test_every_imported_line_matches_the_recording_schema(tmp_path: Path) -> Non
 
 
 def test_failed_calls_keep_their_error_and_the_transcripts_secret_is_redacted(tmp_path: Path) -> None:
-    env = claude_files(tmp_path, "failures", FAILURES_SESSION, "/tmp/f29b/r2/proj", debug=False)
+    env = claude_files(tmp_path, "failures", FAILURES_SESSION, "/tmp/demo/two", debug=False)
     run_import(
-        env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-f29b-r2-proj"), "--out", str(tmp_path / "i")
+        env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-demo-two"), "--out", str(tmp_path / "i")
     )
     text = (tmp_path / "i" / "demo.jsonl").read_text()
     outcomes = [(e["tool"], e["tool_use_id"], e["outcome"], e["error"]) for e in map(json.loads, text.splitlines())
@@ -220,9 +220,9 @@ def test_without_a_path_the_import_finds_the_files_for_the_working_directory(
 
 
 def test_show_reads_an_imported_session_as_rows_of_logged_facts(tmp_path: Path) -> None:
-    env = claude_files(tmp_path, "echo-twice", ECHO_SESSION, "/tmp/f29b/r1/proj", debug=True)
+    env = claude_files(tmp_path, "echo-twice", ECHO_SESSION, "/tmp/demo/one", debug=True)
     run_import(
-        env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-f29b-r1-proj"), "--out", str(tmp_path / "i")
+        env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-demo-one"), "--out", str(tmp_path / "i")
     )
     shown = CliRunner().invoke(cli, ["show", str(tmp_path / "i"), "--no-color"]).output.splitlines()
     assert [line.split(None, 3)[3] for line in shown[3:7]] == [
@@ -234,9 +234,9 @@ def test_show_reads_an_imported_session_as_rows_of_logged_facts(tmp_path: Path) 
 
 
 def test_the_report_of_an_imported_session_says_what_its_logs_cannot_tell(tmp_path: Path) -> None:
-    env = claude_files(tmp_path, "echo-twice", ECHO_SESSION, "/tmp/f29b/r1/proj", debug=True)
+    env = claude_files(tmp_path, "echo-twice", ECHO_SESSION, "/tmp/demo/one", debug=True)
     run_import(
-        env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-f29b-r1-proj"), "--out", str(tmp_path / "i")
+        env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-demo-one"), "--out", str(tmp_path / "i")
     )
     whole = json.loads(CliRunner().invoke(cli, ["report", str(tmp_path / "i"), "-f", "json"]).output)
     assert [part["recording"]["imported"] for part in whole["reports"]] == ["claude-code"]
@@ -266,7 +266,7 @@ def test_a_path_that_does_not_exist_is_a_one_line_unreadable_error(tmp_path: Pat
 
 
 def test_an_unreadable_log_is_a_one_line_error_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    env = claude_files(tmp_path, "echo-twice", ECHO_SESSION, "/tmp/f29b/r1/proj", debug=True)
+    env = claude_files(tmp_path, "echo-twice", ECHO_SESSION, "/tmp/demo/one", debug=True)
     debug = Path(env["CLAUDE_CONFIG_DIR"]) / "debug" / f"{ECHO_SESSION}.txt"
     read_text = Path.read_text
 
@@ -276,7 +276,7 @@ def test_an_unreadable_log_is_a_one_line_error_naming_it(tmp_path: Path, monkeyp
         return read_text(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "read_text", refuse)
-    status, output = run_import(env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-f29b-r1-proj"))
+    status, output = run_import(env, str(Path(env["XDG_CACHE_HOME"]) / "claude-cli-nodejs" / "-tmp-demo-one"))
     assert (status, output) == (3, f"Error: {debug}: Permission denied\n")
 
 
