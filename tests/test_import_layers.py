@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "wiretap"
 
 # Lowest first; a module may import its own layer and the layers before it.
 LAYERS: list[set[str]] = [
-    {"wiretap", "errors", "files"},
+    {"wiretap", "errors", "files", "plural"},
     {"wire"},
     {"http"},
     {"recording"},
@@ -32,12 +32,12 @@ LAYERS: list[set[str]] = [
 ]
 
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("wiretap.analysis.findings", "wiretap.render.plural"),
-    ("wiretap.analysis.report", "wiretap.render.plural"),
+    ("wiretap.analysis.findings", "wiretap.plural"),
+    ("wiretap.analysis.report", "wiretap.plural"),
     ("wiretap.analysis.report", "wiretap.render.timeline"),
-    ("wiretap.analysis.session_report", "wiretap.render.plural"),
+    ("wiretap.analysis.session_report", "wiretap.plural"),
     ("wiretap.judge.diff", "wiretap.replay.structural_diff"),
-    ("wiretap.judge.expect.checks", "wiretap.render.plural"),
+    ("wiretap.judge.expect.checks", "wiretap.plural"),
     ("wiretap.render.report_output", "wiretap.export.html"),
 }
 

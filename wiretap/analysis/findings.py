@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from wiretap.render.plural import plural
+from wiretap.plural import plural
 
 if TYPE_CHECKING:
     from wiretap.analysis.conversation import Message
