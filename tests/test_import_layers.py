@@ -32,12 +32,8 @@ LAYERS: list[set[str]] = [
 ]
 
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("wiretap.analysis.findings", "wiretap.plural"),
-    ("wiretap.analysis.report", "wiretap.plural"),
     ("wiretap.analysis.report", "wiretap.render.timeline"),
-    ("wiretap.analysis.session_report", "wiretap.plural"),
     ("wiretap.judge.diff", "wiretap.replay.structural_diff"),
-    ("wiretap.judge.expect.checks", "wiretap.plural"),
     ("wiretap.render.report_output", "wiretap.export.html"),
 }
 
