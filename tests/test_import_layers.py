@@ -38,7 +38,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
 }
 
 KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"wiretap.analysis.findings", "wiretap.analysis.tasks"}),
     frozenset({"wiretap.analysis.observe", "wiretap.analysis.profile"}),
     frozenset({"wiretap.otel.mapping", "wiretap.otel.report_spans"}),
     frozenset({"wiretap.transports.http", "wiretap.transports.http_exchange"}),
