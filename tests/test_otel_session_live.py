@@ -14,7 +14,7 @@ from scenarios.fake_messages_api import ToolUse
 from test_wrap_claude import PRINT_MODE, run_claude_code, wrapped
 
 from wiretap.otel.sources import session_spans
-from wiretap.wrap.folders import open_session
+from wiretap.recording.folders import open_session
 
 pytestmark = pytest.mark.slow
 DEMO = {"command": sys.executable, "args": ["-m", "wiretap.demo.server"]}

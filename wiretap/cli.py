@@ -333,7 +333,7 @@ def check(recording: Path, expectations: Path, junit_xml: Path | None, summary: 
     """Check a recording (or session folder) against expectations; exit 1 if any fails, 2 on a bad file."""
     from wiretap.judge.check import check as run_checks
     from wiretap.judge.check import load_expectations
-    from wiretap.wrap.folders import is_session
+    from wiretap.recording.folders import is_session
 
     judged = run_checks(recording, load_expectations(expectations))
     failed = [j for j in judged if not j.outcome.ok]
@@ -489,7 +489,7 @@ def sessions(
     pruning = {"--keep": keep is not None, "--older-than": older_than is not None, "--dry-run": dry_run}
     if given := [name for name, is_given in pruning.items() if is_given]:
         raise BadInput(f"{given[0]} goes with --prune")
-    from wiretap.wrap.folders import recent_sessions
+    from wiretap.recording.folders import recent_sessions
 
     found = recent_sessions(root, limit or 20)
     if not found:
@@ -556,7 +556,7 @@ def wrap(out: Path | None, client: tuple[str, ...], max_size: int, with_ui: bool
 def _recordings_of(path: Path) -> list[tuple[str, Path]]:
     """A recording, or a session folder's recordings with a heading each."""
     if path.is_dir():
-        from wiretap.wrap.folders import open_session
+        from wiretap.recording.folders import open_session
 
         session = open_session(path)
         return [(f"{server['name']} ({server['transport']}): {file}", file) for server, file in session.recordings_of()]

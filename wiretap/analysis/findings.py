@@ -3,19 +3,32 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from wiretap.render.plural import plural
+from wiretap.plural import plural
 
 if TYPE_CHECKING:
     from wiretap.analysis.conversation import Message
     from wiretap.analysis.model import HeaderMismatch
-    from wiretap.analysis.tasks import Task
+    from wiretap.analysis.states import State
     from wiretap.wire.versions import ProtocolVersion
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 HEADER_MISMATCH_CODE = -32020
 SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
+
+
+class Task(Protocol):
+    """What a finding reads of a task (``analysis.tasks.Task``), so findings stay a leaf."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def state(self) -> State | None: ...
+
+    @property
+    def not_found_at(self) -> float | None: ...
 
 
 @dataclass

@@ -27,10 +27,10 @@ from wiretap.analysis.startup import Startup
 from wiretap.analysis.stats import Distribution
 from wiretap.analysis.tasks import Task, TaskTracker
 from wiretap.analysis.traffic import Traffic
+from wiretap.plural import plural
 from wiretap.recording.complete import WAIT_FOR_END
 from wiretap.recording.events import Event
 from wiretap.recording.reader import open_recording
-from wiretap.render.plural import plural
 
 __all__ = ["REPORT_FORMAT", "Analysis", "analyse", "build_report", "pattern", "report_recording"]
 Limits = tuple[str | None, dict[str, str]]

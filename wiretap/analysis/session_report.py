@@ -13,8 +13,8 @@ from wiretap.analysis.findings import never_contacted
 from wiretap.analysis.limits import WRAPPED_CLIENTS
 from wiretap.analysis.model import Report
 from wiretap.analysis.report import POLL_RULE, build_report
-from wiretap.render.plural import plural
-from wiretap.wrap.folders import open_session
+from wiretap.plural import plural
+from wiretap.recording.folders import open_session
 
 
 def client_start(manifest: dict[str, Any]) -> float | None:

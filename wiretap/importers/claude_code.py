@@ -31,9 +31,10 @@ from wiretap.importers.claude_code_logs import (
     parse_transcript_line,
 )
 from wiretap.recording.events import FORMAT_VERSION, Event, utc_iso_ms
+from wiretap.recording.folders import MANIFEST
 from wiretap.recording.paths import safe_name
 from wiretap.wire.redact import redact_json, redact_text
-from wiretap.wrap.session import MANIFEST, new_session_dir
+from wiretap.wrap.session import new_session_dir
 
 FROM = "claude-code"
 CLOCK = "wall-clock seconds since started, from Claude Code's log timestamps (millisecond resolution)"

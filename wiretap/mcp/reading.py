@@ -16,10 +16,10 @@ from typing import Any
 
 from wiretap.mcp.protocol import ToolError
 from wiretap.recording.events import Event
+from wiretap.recording.folders import SessionFolder, is_session, open_session
 from wiretap.recording.reader import RecordingReader, open_recording
 from wiretap.render.timeline import Pairing, Row, row_for
 from wiretap.wire.redact import redact_json
-from wiretap.wrap.folders import SessionFolder, is_session, open_session
 
 Json = dict[str, Any]
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from wiretap.errors import Unavailable
 from wiretap.mcp.protocol import ToolError
+from wiretap.recording.folders import DEFAULT_DIR as SESSIONS_DIR
+from wiretap.recording.folders import NotASession, SessionFolder, is_session, open_session
 from wiretap.recording.paths import DEFAULT_DIR as RECORDINGS_DIR
-from wiretap.wrap.folders import NotASession, SessionFolder, is_session, open_session
-from wiretap.wrap.session import DEFAULT_DIR as SESSIONS_DIR
 
 SEARCH_DEPTH = 3
 """How deep below a root loose recordings are looked for."""

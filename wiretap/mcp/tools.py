@@ -19,10 +19,10 @@ from wiretap.mcp.arguments import check
 from wiretap.mcp.protocol import Tool, ToolError
 from wiretap.mcp.reading import Reading, located_rows, row_json, rows_of, unredacted
 from wiretap.mcp.roots import Roots
+from wiretap.recording.folders import SessionFolder, is_session, one_recording, open_session
 from wiretap.recording.reader import open_recording
 from wiretap.render.filters import RowFilter
 from wiretap.wire.redact import redact_json
-from wiretap.wrap.folders import SessionFolder, is_session, one_recording, open_session
 
 Json = dict[str, Any]
 REPORT_SECTIONS = ("summary", "findings", "tasks", "questions", "latency")

@@ -14,9 +14,9 @@ from wiretap.errors import BadInput, ExitStatus
 from wiretap.otel.endpoint import Target, metrics_target, metrics_wanted, target_from
 from wiretap.otel.resource import resource_attributes
 from wiretap.otel.spans import AttributeValue
+from wiretap.recording.folders import NotASession, is_session
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
-from wiretap.wrap.folders import NotASession, is_session
 
 if TYPE_CHECKING:
     from wiretap.otel.metrics import Durations

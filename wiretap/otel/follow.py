@@ -29,8 +29,8 @@ from wiretap.otel.metrics import Durations
 from wiretap.otel.sender import FLUSH_SECONDS, QUEUE_SPANS, BatchSender
 from wiretap.otel.spans import Span, span_id_for
 from wiretap.recording.events import Event
+from wiretap.recording.folders import SessionFolder, open_session
 from wiretap.recording.reader import RecordingReader
-from wiretap.wrap.folders import SessionFolder, open_session
 
 POLL_SECONDS = 0.1
 SCAN_SECONDS = 0.5

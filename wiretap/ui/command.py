@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from wiretap.recording.folders import is_session
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording, open_recording
-from wiretap.wrap.folders import is_session
 
 if TYPE_CHECKING:
     from wiretap.ui.server import Hub

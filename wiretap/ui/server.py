@@ -13,11 +13,11 @@ from typing import Any
 
 from aiohttp import web
 
+from wiretap.recording.folders import is_session
 from wiretap.ui.guard import allowed_hosts, guard
 from wiretap.ui.reports import Reports
 from wiretap.ui.source import Source
 from wiretap.ui.views import Query, Views
-from wiretap.wrap.folders import is_session
 
 MAX_WINDOW = 500
 """Rows per request: the page asks for what it shows, never for everything."""

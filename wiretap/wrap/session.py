@@ -27,6 +27,7 @@ from wiretap.files import private_dirs, write_private
 from wiretap.recording.cap import DEFAULT_MAX_SIZE
 from wiretap.recording.complete import await_end, wait_released
 from wiretap.recording.events import utc_iso_ms
+from wiretap.recording.folders import DEFAULT_DIR, MANIFEST, recordings_of
 from wiretap.recording.paths import safe_name, utc_stamp
 from wiretap.transports.process import EXIT_WITH_STDIN
 from wiretap.wire.redact import redact_argv, redact_text
@@ -34,8 +35,6 @@ from wiretap.wrap.clients import client_for
 from wiretap.wrap.clients.launch import Launch
 from wiretap.wrap.clients.servers import Server
 
-DEFAULT_DIR = Path("wiretap-sessions")
-MANIFEST = "manifest.json"
 PROXY_START_TIMEOUT = 20.0
 SETTLE_TIMEOUT = 10.0
 RELEASE_TIMEOUT = 2.0
@@ -155,16 +154,6 @@ def wrap_servers(
                 "the client still has it, unrecorded"
             )
     return wrapped, skipped
-
-
-def recordings_of(first: Path) -> list[Path]:
-    """A server's recordings: a client that starts it again gets NAME.1.jsonl, NAME.2.jsonl…"""
-    found = [first] if first.exists() else []
-    n = 1
-    while (following := first.with_name(f"{first.stem}.{n}{first.suffix}")).exists():
-        found.append(following)
-        n += 1
-    return found
 
 
 def _message_count(recording: Path) -> int:

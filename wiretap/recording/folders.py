@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.errors import BadInput, Unavailable
-from wiretap.wrap.session import DEFAULT_DIR, MANIFEST
+
+DEFAULT_DIR = Path("wiretap-sessions")
+MANIFEST = "manifest.json"
 
 
 class NotASession(BadInput):
@@ -155,4 +157,14 @@ def recent_sessions(root: Path = DEFAULT_DIR, limit: int = 20) -> list[SessionFo
                 continue
         if len(found) >= limit:
             break
+    return found
+
+
+def recordings_of(first: Path) -> list[Path]:
+    """A server's recordings: a client that starts it again gets NAME.1.jsonl, NAME.2.jsonl…"""
+    found = [first] if first.exists() else []
+    n = 1
+    while (following := first.with_name(f"{first.stem}.{n}{first.suffix}")).exists():
+        found.append(following)
+        n += 1
     return found
