@@ -18,7 +18,7 @@ import ssl
 import sys
 from collections import deque
 from dataclasses import dataclass, field
-from typing import IO, Any, cast
+from typing import IO, Any, Protocol, cast
 
 from yarl import URL
 
@@ -29,6 +29,10 @@ from wiretap.recording.events import Event, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.transports.http_exchange import Exchange
 from wiretap.wire.redact import redact_query, redact_url
+
+
+class Router(Protocol):
+    def route(self, client: ClientConnection, head: wire.Head) -> HttpProxy | None: ...
 
 STOP_GRACE = 0.1
 """Seconds open exchanges get to finish once the proxy is told to stop."""
@@ -49,6 +53,9 @@ class ProxyConfig:
     allow_hosts: frozenset[str] = frozenset()
     allow_origins: frozenset[str] = frozenset()
     limits: Limits = field(default_factory=Limits)
+    forward: bool = False
+    """Serving as a client's forward proxy: the client uses the upstream's own URLs, so its Host is kept
+    and nothing is rewritten."""
 
 
 def _tls(setting: ssl.SSLContext | bool | None) -> ssl.SSLContext:
@@ -148,6 +155,13 @@ class HttpProxy:
         path = self._upstream_path if self._upstream_path != "/" else ""
         self.proxy_url = f"http://{shown_host}:{bound_port}{path}"
         return self.proxy_url
+
+    def attach(self) -> None:
+        """Serve connections handed over by a forward proxy, without listening (``start``'s other half)."""
+        loop = asyncio.get_running_loop()
+        self._guard = Guard("127.0.0.1", 0, frozenset({"*"}), frozenset({"*"}), self.config.limits)
+        self._sweeper = loop.create_task(self._sweep())
+        self.proxy_url = self.config.upstream
 
     def close_clients(self, clients: list[object]) -> None:
         """Close these client connections (idle ones the guard let go), at once."""
@@ -303,6 +317,9 @@ class ClientConnection(_Peer):
         self.reads = 0
         self._quiet: tuple[int, float] | None = None
         """(reads, since when) while a request body is awaited: the sweep's view of a body that stalls."""
+        self.router: Router | None = None
+        """For a forward proxy's plain HTTP: checks each request head, makes its target origin-form, and
+        names the proxy (the origin) it goes to."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast("asyncio.Transport", transport)  # (uvloop's are not asyncio.Transport subclasses)
@@ -393,8 +410,16 @@ class ClientConnection(_Peer):
             if kind == wire.HEAD:
                 if exchange is not None or self.ending:
                     break
-                events.popleft()
                 assert isinstance(value, wire.Head)
+                if self.router is not None:
+                    goes_to = self.router.route(self, value)
+                    if goes_to is None:  # refused: answered and closing
+                        events.clear()
+                        break
+                    if goes_to is not self.proxy:
+                        self._move_to(goes_to)
+                        return
+                events.popleft()
                 self.proxy._watch.request_started(self)
                 self.exchange = Exchange(self.proxy, self, value)
                 self.exchange.start()
@@ -424,6 +449,25 @@ class ClientConnection(_Peer):
             self.release("backlog")
             if self.eof and self.exchange is None:
                 self.close()
+
+    def _move_to(self, proxy: HttpProxy) -> None:
+        """Hand this connection, with what was read and not yet acted on, to another origin's proxy."""
+        transport, self.transport = self.transport, None
+        assert transport is not None
+        old = self.proxy
+        old._clients.discard(self)
+        old._watch.closed(self)
+        old.recorder.event(Kind.CONNECTION, conn=self.conn, state="closed", moved=True)
+        old.flush()
+        moved = ClientConnection(proxy)
+        moved.parser, moved.events, moved.router, moved.eof = self.parser, self.events, self.router, self.eof
+        transport.set_protocol(moved)
+        moved.connection_made(transport)
+        proxy.recorder.hold()
+        try:
+            moved.pump()
+        finally:
+            proxy.flush()
 
     def _bad_request(self, bad: wire.BadMessage, exchange: Exchange | None) -> None:
         """A request that cannot be read on: answered (if nothing was answered yet) and the connection closed."""

@@ -151,7 +151,8 @@ class Exchange:
         )
         self._c2s_spec = self._spec(Direction.C2S, "body", head.text(b"content-encoding"))
         self._c2s_open = True
-        request_head, _ = wire.request_head(head, self.proxy._host_header)
+        own_host = head.get(b"host") if proxy.config.forward else None
+        request_head, _ = wire.request_head(head, own_host or self.proxy._host_header)
         loop = asyncio.get_running_loop()
         self.head_due = loop.time() + self.proxy.config.limits.upstream_head  # (no timer per request)
         upstream = self.proxy.idle_upstream()
@@ -293,7 +294,8 @@ class Exchange:
         content_type = head.text(b"content-type") or ""
         sse = _event_stream(content_type)
         encoding = head.text(b"content-encoding")
-        if self.path in CARD_PATHS and head.status == 200 and "json" in content_type:
+        forward = self.proxy.config.forward
+        if not forward and self.path in CARD_PATHS and head.status == 200 and "json" in content_type:
             if head.content_length is None or head.content_length <= CARD_LIMIT:
                 self._mode = "card"  # its recording opens once it is known how the card goes out
                 return
@@ -304,7 +306,7 @@ class Exchange:
             self._s2c_spec = self._spec(Direction.S2C, "body", encoding)
         self._s2c_open = True
         self._send_head(head)
-        if sse and self.head.method == "GET":
+        if sse and self.head.method == "GET" and not forward:
             self._mode = "first"
 
     def _send_head(
