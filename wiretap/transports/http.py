@@ -34,6 +34,7 @@ from wiretap.wire.redact import redact_query, redact_url
 class Router(Protocol):
     def route(self, client: ClientConnection, head: wire.Head) -> HttpProxy | None: ...
 
+
 STOP_GRACE = 0.1
 """Seconds open exchanges get to finish once the proxy is told to stop."""
 _DRAIN = 0.03
@@ -320,6 +321,7 @@ class ClientConnection(_Peer):
         self.router: Router | None = None
         """For a forward proxy's plain HTTP: checks each request head, makes its target origin-form, and
         names the proxy (the origin) it goes to."""
+        self._routed: wire.Head | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast("asyncio.Transport", transport)  # (uvloop's are not asyncio.Transport subclasses)
@@ -411,7 +413,8 @@ class ClientConnection(_Peer):
                 if exchange is not None or self.ending:
                     break
                 assert isinstance(value, wire.Head)
-                if self.router is not None:
+                if self.router is not None and value is not self._routed:
+                    self._routed = value
                     goes_to = self.router.route(self, value)
                     if goes_to is None:  # refused: answered and closing
                         events.clear()
@@ -461,6 +464,7 @@ class ClientConnection(_Peer):
         old.flush()
         moved = ClientConnection(proxy)
         moved.parser, moved.events, moved.router, moved.eof = self.parser, self.events, self.router, self.eof
+        moved._routed = self._routed
         transport.set_protocol(moved)
         moved.connection_made(transport)
         proxy.recorder.hold()

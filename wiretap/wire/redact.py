@@ -22,6 +22,7 @@ from wiretap.wire.secrets import (
     ESCAPED_ASCII,
     KEY_FOLLOWED,
     MARK,
+    OAUTH_ANCHORS,
     PIVOTED,
     PLAIN_ANCHORS,
     RULES,
@@ -389,7 +390,18 @@ class Redactor:
         if not mark:
             return self._url_part(url)
         first, *rest = query.split("&")
+        if "code=" in query and any(anchor in query.lower() for anchor in OAUTH_ANCHORS):
+            return "&".join(self._oauth_part(part, at == 0, base) for at, part in enumerate(query.split("&")))
         return "&".join([self._url_part(f"{base}?{first}"), *(self._url_part("&" + part)[1:] for part in rest)])
+
+    def _oauth_part(self, part: str, first: bool, base: str) -> str:
+        """One parameter of an authorization callback's query (the code is its secret)."""
+        key, sep, value = part.partition("=")
+        if key == "code" and sep and can_be_secret(unquote(value)):
+            shown = f"code={self.mark(unquote(value))}"
+        else:
+            shown = self._url_part("&" + part)[1:]
+        return self._url_part(base + "?") + shown if first else shown
 
     def _url_part(self, part: str) -> str:
         if "%" not in part:
