@@ -115,6 +115,7 @@ def build() -> None:
     add("oauth-code-in-callback", "http://localhost:8090/callback?code={}&state=af0ifjsldkj", rnd(24, URLSAFE))
     add("oauth-refresh-token", "grant_type=refresh_token&refresh_token={}&client_id=c1", rnd(32, URLSAFE))
     add("oauth-client-secret-form", "grant_type=client_credentials&client_secret={}", rnd(32, URLSAFE))
+    add("oauth-code-in-redirect-body", "Found. Redirecting to http://localhost:8766/cb?code={}", rnd(36, URLSAFE))
     add("json-id-token", '{"id_token": "{}", "token_type": "Bearer"}', rnd(40, URLSAFE))
 
 

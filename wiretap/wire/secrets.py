@@ -91,8 +91,8 @@ def _anchor(key: str) -> str:
 
 
 KEY_ANCHORS = tuple(sorted({_anchor(k) for k in SECRET_KEYS + QUERY_ONLY_KEYS}))
-OAUTH_ANCHORS = ("grant_type", "state=")
-"""What tells an OAuth token request or authorization callback, where ``code`` is a secret."""
+OAUTH_ANCHORS = ("grant_type", "state=", "redirect", "callback")
+"""What tells an OAuth token request or an authorization response, where ``code`` is a secret."""
 
 # What a value under a secret-naming key must not be to be redacted.
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -256,7 +256,7 @@ CONTEXT_RULES = (
         after=1100,
     ),
     # An OAuth authorization code: "code" is too common a key to be a secret everywhere, so only in a
-    # token request's form ("grant_type=") or a redirect to the client's callback ("state=").
+    # token request's form ("grant_type=") or an authorization response (a redirect to a callback).
     Rule(
         "oauth-code",
         re.compile(r"(?<![A-Za-z0-9_.%-])code=(?P<s>[^=&#?,;\s\"'<>\\]{1,2048})"),
