@@ -4,6 +4,7 @@ test CA: a resource server and its authorization server, started for a test."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -40,7 +41,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def oauth_pair(node: Path, modules: Path, folder: Path) -> Iterator[OAuthPair]:
+def oauth_pair(node: Path, modules: Path, folder: Path, issuer_host: str = "localhost") -> Iterator[OAuthPair]:
     ca = trustme.CA()
     cert = ca.issue_cert("localhost", "127.0.0.1")
     ca_file, cert_file, key_file = folder / "oauth-ca.pem", folder / "oauth-cert.pem", folder / "oauth-key.pem"
@@ -49,7 +50,8 @@ def oauth_pair(node: Path, modules: Path, folder: Path) -> Iterator[OAuthPair]:
     cert.cert_chain_pems[0].write_to_path(str(cert_file))
     command = [str(node), str(PEER_SCRIPTS / "ts_sdk_oauth_server.mjs"), str(modules)]
     command += [str(_free_port()), str(_free_port()), str(cert_file), str(key_file)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "ISSUER_HOST": issuer_host}
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line:

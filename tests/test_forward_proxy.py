@@ -42,6 +42,7 @@ class Upstream:
         self.ca.cert_pem.write_to_path(str(self.ca_file))
         self.tls_port = self.plain_port = 0
         self.seen: list[tuple[str, str, bytes, str | None]] = []
+        self.headers: list[dict[str, str]] = []
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -51,6 +52,12 @@ class Upstream:
     async def _echo(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
         self.seen.append((request.method, request.path_qs, body, request.headers.get("Host")))
+        self.headers.append({k.lower(): v for k, v in request.headers.items()})
+        if request.path.startswith("/.well-known/oauth-protected-resource"):
+            issuer = f"https://127.0.0.1:{self.tls_port}"
+            return web.json_response(
+                {"resource": f"https://localhost:{self.tls_port}/mcp", "authorization_servers": [issuer]}
+            )
         if request.path == "/token":
             return web.json_response(
                 {"access_token": "at-9f8e7d6c5b4a3f2e1d0c", "refresh_token": "rt-1a2b3c4d5e6f7a8b9c0d"}
@@ -248,3 +255,30 @@ def test_forward_mode_refuses_to_listen_beyond_loopback(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "loopback" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_plain_http_to_a_host_not_intercepted_passes_unrecorded_without_the_proxy_credential(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    with running_forward(tmp_path / "rec", "--intercept", "example.invalid") as run:
+        status, got = asyncio.run(_fetch(run, f"http://127.0.0.1:{upstream.plain_port}/plain", b"passing"))
+    assert (status, got) == (200, b"echo:passing")
+    assert upstream.seen[-1][:3] == ("POST", "/plain", b"passing")
+    assert "proxy-authorization" not in upstream.headers[-1]
+    assert run.recordings == {}
+
+
+def test_the_authorization_server_a_resource_names_is_intercepted_from_then_on(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    resource, issuer = f"https://localhost:{upstream.tls_port}", f"https://127.0.0.1:{upstream.tls_port}"
+    with running_forward(
+        tmp_path / "rec", "--intercept", f"localhost:{upstream.tls_port}", "--upstream-cafile", str(upstream.ca_file)
+    ) as run:
+        context = _client_context(run, upstream)
+        asyncio.run(_fetch(run, f"{resource}/.well-known/oauth-protected-resource/mcp", b"", context))
+        status, _ = asyncio.run(_fetch(run, f"{issuer}/token", TOKEN_FORM.encode(), context))
+    assert status == 200
+    assert set(run.recordings) == {resource, issuer}
+    assert [e["path"] for e in run.events(issuer) if e["kind"] == "http_request"] == ["/token"]
+    assert f"intercepting 127.0.0.1:{upstream.tls_port} too" in run.stderr

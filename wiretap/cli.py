@@ -179,6 +179,7 @@ def tap(
     help="With --forward: record this host (repeatable; default: every host); others pass through blind.",
 )
 @click.option("--keep-ca", is_flag=True, help="With --forward: keep the run's CA folder when the run ends.")
+@click.option("--record-as", "record_as", multiple=True, hidden=True, help="With --forward: ORIGIN=NAME (sessions).")
 @click.option(
     "--listen",
     "-l",
@@ -207,6 +208,7 @@ def proxy(
     forward: bool,
     intercept: tuple[str, ...],
     keep_ca: bool,
+    record_as: tuple[str, ...],
     listen: str,
     out: Path | None,
     name: str | None,
@@ -223,6 +225,7 @@ def proxy(
     Prints the URL clients should use, then serves until interrupted. With --forward, prints
     `export` lines for HTTPS_PROXY and the run's CA, then `# ready`; one recording per host.
     """
+    from wiretap.run.forward import forward_tls
     from wiretap.run.proxy import BadUpstream, ssl_context
     from wiretap.run.proxy import proxy as run_proxy
     from wiretap.ui.beside import proxy_with_ui
@@ -232,20 +235,21 @@ def proxy(
             upstream,
             intercept,
             keep_ca,
+            record_as,
             listen,
             out,
             name,
             no_redact,
             on_overload,
             max_size,
-            ssl_context(upstream_cafile, insecure),
+            forward_tls(upstream_cafile, insecure),
             with_ui,
             guard,
         )
         return
     if upstream is None:
         raise click.UsageError("Missing option '--upstream' / '-u' (or --forward).")
-    if intercept or keep_ca:
+    if intercept or keep_ca or record_as:
         raise click.UsageError("--intercept and --keep-ca go with --forward.")
 
     out = proxy_with_ui(upstream, out, name) if with_ui else out
@@ -276,6 +280,7 @@ def _forward(
     upstream: str | None,
     intercept: tuple[str, ...],
     keep_ca: bool,
+    record_as: tuple[str, ...],
     listen: str,
     out: Path | None,
     name: str | None,
@@ -303,6 +308,7 @@ def _forward(
             redact=not no_redact,
             intercept=frozenset(intercept),
             keep_ca=keep_ca,
+            record_as=dict(item.rpartition("=")[::2] for item in record_as) if record_as else None,
             on_overload=on_overload,
             max_size=max_size,
             tls=tls,
@@ -612,16 +618,23 @@ def _prune_sessions(root: Path, keep: str | None, older_than: str | None, dry_ru
     help="Session folder (if it holds an earlier session: a new one beside it, NAME.1, NAME.2…).",
 )
 @click.option("--ui", "with_ui", is_flag=True, help="Also serve the live view (wiretap ui); its URL goes to stderr.")
+@click.option(
+    "--reverse",
+    is_flag=True,
+    help="Give HTTP servers a proxy URL each instead of one forward proxy (OAuth-protected servers refuse it).",
+)
 @click.option(*MAX_SIZE_OPTION[0], **MAX_SIZE_OPTION[1])
 @click.argument("client", nargs=-1, required=True, type=click.UNPROCESSED)
 @otlp_options
-def wrap(out: Path | None, client: tuple[str, ...], max_size: int, with_ui: bool = False) -> None:
+def wrap(
+    out: Path | None, client: tuple[str, ...], max_size: int, with_ui: bool = False, reverse: bool = False
+) -> None:
     """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
     from wiretap.ui.beside import start_ui_beside
     from wiretap.wrap.session import ClientNotStarted, Session
 
     try:
-        session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ, max_size=max_size)
+        session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ, max_size=max_size, reverse=reverse)
         session.client_env = client_env(session.client.NAME, os.environ)
         if with_ui:
             start_ui_beside(session.folder)

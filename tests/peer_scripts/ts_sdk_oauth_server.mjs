@@ -6,7 +6,8 @@
 //   node ts_sdk_oauth_server.mjs NODE_MODULES MCP_PORT AUTH_PORT [CERT KEY]
 //
 // With CERT and KEY (PEM files) both serve HTTPS. The resource is http(s)://localhost:MCP_PORT/mcp, the
-// issuer http(s)://localhost:AUTH_PORT. Prints one JSON line {"mcp": URL, "issuer": URL} once both listen.
+// issuer http(s)://ISSUER_HOST:AUTH_PORT (ISSUER_HOST from the environment, default localhost).
+// Prints one JSON line {"mcp": URL, "issuer": URL} once both listen.
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
@@ -30,7 +31,7 @@ const z = await import(pathToFileURL(join(modules, "zod", "v4", "index.js")).hre
 const tls = certFile ? { cert: readFileSync(certFile), key: readFileSync(keyFile) } : null;
 const scheme = tls ? "https" : "http";
 const mcpUrl = new URL(`${scheme}://localhost:${mcpPort}/mcp`);
-const issuer = new URL(`${scheme}://localhost:${authPort}`);
+const issuer = new URL(`${scheme}://${process.env.ISSUER_HOST || "localhost"}:${authPort}`);
 const listen = (app, port) =>
   new Promise((resolve) => (tls ? https.createServer(tls, app) : http.createServer(app)).listen(+port, "127.0.0.1", resolve));
 

@@ -7,17 +7,23 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hmac
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, cast
+from urllib.parse import urlsplit
 
 from wiretap.forward.ca import RunCA
 from wiretap.forward.tls import TlsLayer
 from wiretap.http import wire
 from wiretap.http.guard import Limits
+from wiretap.recording.events import Header
 from wiretap.recording.recorder import Recorder
+from wiretap.recording.writer import RecordingWriter
 from wiretap.transports.http import ClientConnection, HttpProxy, ProxyConfig
 
 MAX_FRONT_HEAD = 1 << 16
@@ -43,8 +49,8 @@ class ForwardConfig:
     ca: RunCA
     token: str
     """The credential in the proxy URL (user ``wiretap``)."""
-    intercept: Callable[[str], bool]
-    """Whether a host (lower case) is intercepted; every other one gets a blind tunnel."""
+    intercept: Callable[[str, int], bool]
+    """Whether a host (lower case) and port are intercepted; every other one passes blind."""
     recorder_for: Callable[[Origin], Recorder]
     upstream_tls: object = None
     limits: Limits = field(default_factory=Limits)
@@ -92,6 +98,11 @@ class ForwardProxy:
         self.fronts: set[Front] = set()
         self.blind = 0
         """Blind tunnels opened."""
+        self.learned: set[tuple[str, int]] = set()
+        """Authorization servers, named by protected resource metadata that passed: intercepted too."""
+        self.unrecorded: dict[Origin, HttpProxy] = {}
+        """Plain HTTP origins not intercepted: their requests are still read (to drop the proxy's credential),
+        but nothing is recorded."""
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
         loop = asyncio.get_running_loop()
@@ -99,11 +110,32 @@ class ForwardProxy:
         bound = self._server.sockets[0].getsockname()
         return bound[0], bound[1]
 
+    def intercepts(self, host: str, port: int) -> bool:
+        return (host, port) in self.learned or self.config.intercept(host, port)
+
+    def learn(self, metadata: bytes) -> None:
+        """Intercept the authorization servers a resource names, so that its login is recorded too."""
+        try:
+            servers = json.loads(metadata).get("authorization_servers") or []
+        except (ValueError, AttributeError):
+            return
+        for server in servers if isinstance(servers, list) else []:
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                parts = urlsplit(server)
+                host = (parts.hostname or "").lower()
+                port = parts.port or (443 if parts.scheme == "https" else 80)
+                if host and not self.intercepts(host, port):
+                    self.learned.add((host, port))
+                    self.warn(f"intercepting {host}:{port} too: an authorization server of a recorded resource")
+
     def authorized(self, head: wire.Head) -> bool:
         given = head.values(b"proxy-authorization")
         return len(given) == 1 and hmac.compare_digest(given[0].strip(), self._expected)
 
     def origin(self, origin: Origin) -> HttpProxy:
+        """The proxy that serves an origin: recording it if intercepted."""
+        if not self.intercepts(origin.host, origin.port):
+            return self._unrecorded(origin)
         known = self.origins.get(origin)
         if known is None:
             config = ProxyConfig(
@@ -113,8 +145,20 @@ class ForwardProxy:
                 forward=True,
             )
             known = HttpProxy(config, self.config.recorder_for(origin), stderr=self.stderr)
+            known.watch_metadata = self.learn
             known.attach()
             self.origins[origin] = known
+        return known
+
+    def _unrecorded(self, origin: Origin) -> HttpProxy:
+        known = self.unrecorded.get(origin)
+        if known is None:
+            config = ProxyConfig(origin.url, self.config.upstream_tls, limits=self.config.limits, forward=True)  # type: ignore[arg-type]
+            nowhere = RecordingWriter(-1, Path(os.devnull), stderr=self.stderr)  # (a writer that never opened)
+            recorder = Recorder(nowhere, Header(transport="http", name=origin.host, argv=[]), stderr=self.stderr)
+            known = HttpProxy(config, recorder, stderr=self.stderr)
+            known.attach()
+            self.unrecorded[origin] = known
         return known
 
     def warn(self, text: str) -> None:
@@ -127,7 +171,8 @@ class ForwardProxy:
             front.close()
         for tunnel in list(self.tunnels):
             tunnel.close()
-        await asyncio.gather(*(proxy.stop() for proxy in self.origins.values()))
+        proxies = [*self.origins.values(), *self.unrecorded.values()]
+        await asyncio.gather(*(proxy.stop() for proxy in proxies))
 
 
 def _answer(status: int, reason: str, text: str, extra: bytes = b"") -> bytes:
@@ -211,7 +256,7 @@ class Front(asyncio.Protocol):
         rest = bytes(self.buffer[end + 4 :])
         self.buffer.clear()
         self.parser.release()
-        if not self.proxy.config.intercept(host):
+        if not self.proxy.intercepts(host, port):
             self.transport.pause_reading()
             tunnel = Tunnel(self.proxy, self.transport, rest)
             self.proxy.tunnels.add(tunnel)
@@ -250,9 +295,6 @@ class Front(asyncio.Protocol):
         if origin.scheme != "http":
             self._refuse(400, "Bad Request", f"{origin.url}: an https URL goes through CONNECT")
             return
-        if not self.proxy.config.intercept(origin.host):
-            self._refuse(403, "Forbidden", f"{origin.url}: plain HTTP is forwarded only for intercepted hosts")
-            return
         self.parser.release()
         client = ClientConnection(self.proxy.origin(origin))
         client.router = Route(self.proxy)
@@ -277,8 +319,6 @@ class Route:
             why = (407, "Proxy Authentication Required", "this proxy needs its credential")
         elif found is None or found[0].scheme != "http":
             why = (400, "Bad Request", f"{head.method} {head.target[:80]!r}: not an absolute http URL")
-        elif not self.proxy.config.intercept(found[0].host):
-            why = (403, "Forbidden", f"{found[0].url}: plain HTTP is forwarded only for intercepted hosts")
         if why is not None or found is None:
             status, reason, text = why or (400, "Bad Request", "")
             client.write(_answer(status, reason, f"wiretap: {text}\n", _NEED_CREDENTIAL if status == 407 else b""))

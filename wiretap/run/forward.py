@@ -13,12 +13,13 @@ import ssl
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
 from wiretap.errors import BadInput, Unavailable
 from wiretap.forward.ca import RunCA
-from wiretap.forward.proxy import ForwardConfig, ForwardProxy, Origin
+from wiretap.forward.proxy import ForwardConfig, ForwardProxy, Origin, split_authority
 from wiretap.http.guard import Limits
 from wiretap.recording.cap import DEFAULT_MAX_SIZE
 from wiretap.recording.events import Header, Kind
@@ -72,11 +73,38 @@ def client_environment(proxy_url: str, node_bundle: Path, bundle: Path) -> dict[
     }
 
 
-def intercepting(hosts: frozenset[str]):  # type: ignore[no-untyped-def]
-    wanted = frozenset(h.lower().strip("[]") for h in hosts)
-    if not wanted:
-        return lambda host: True
-    return lambda host: host.strip("[]") in wanted
+def forward_tls(cafile: Path | None, insecure: bool) -> ssl.SSLContext | bool | None:
+    """Upstream verification for a proxy that reaches many hosts: the system's roots, and ``cafile``'s too."""
+    if insecure:
+        return False
+    if cafile is None:
+        return None
+    context = ssl.create_default_context()
+    try:
+        context.load_verify_locations(cafile=str(cafile))
+    except ssl.SSLError as exc:
+        raise BadInput(f"{cafile}: not a CA certificate in PEM format ({exc.reason})") from None
+    except OSError as exc:
+        raise Unavailable(f"{cafile}: {exc.strerror or exc}") from None
+    return context
+
+
+def intercepting(given: frozenset[str]) -> Callable[[str, int], bool]:
+    """``--intercept`` values (HOST, or HOST:PORT for one port) as a test; none: every host."""
+    hosts: set[str] = set()
+    origins: set[tuple[str, int]] = set()
+    for item in given:
+        split = split_authority(item.lower(), 0)
+        if split is None:
+            raise BadInput(f"--intercept {item!r}: not HOST or HOST:PORT")
+        host, port = split
+        if port:
+            origins.add((host, port))
+        else:
+            hosts.add(host)
+    if not given:
+        return lambda host, port: True
+    return lambda host, port: host in hosts or (host, port) in origins
 
 
 def forward(
@@ -87,6 +115,7 @@ def forward(
     intercept: frozenset[str] = frozenset(),
     keep_ca: bool = False,
     ca_dir: Path | None = None,
+    record_as: dict[str, str] | None = None,
     on_overload: str = "block",
     max_size: int = DEFAULT_MAX_SIZE,
     tls: ssl.SSLContext | bool | None = None,
@@ -108,7 +137,12 @@ def forward(
 
     def recorder_for(origin: Origin) -> Recorder:
         name = safe_name(origin.host if origin.port in (80, 443) else f"{origin.host}-{origin.port}")
-        writer = _open_writer(recording_path(out, name, time.time()), stderr)
+        if record_as is not None:  # a session's: each server's recording under its name, the others by host
+            name = record_as.get(origin.url, name)
+            wanted = (out or Path(".")) / f"{name}.jsonl"
+        else:
+            wanted = recording_path(out, name, time.time())
+        writer = _open_writer(wanted, stderr)
         header = Header(
             transport="http", name=name, argv=[], redacted=redact, extra={"upstream": origin.url, "mode": "forward"}
         )

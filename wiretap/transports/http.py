@@ -17,6 +17,7 @@ import itertools
 import ssl
 import sys
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol, cast
 
@@ -139,6 +140,9 @@ class HttpProxy:
         self._sweeper: asyncio.Task[None] | None = None
         self.ending: dict[str, Any] = {"ended": "normal"}
         """How the recording ended, for its end event."""
+        self.watch_metadata: Callable[[bytes], None] | None = None
+        """Given each protected resource metadata body that passes (a forward proxy learns the
+        authorization servers to intercept from it)."""
         self._upstream_path = upstream.raw_path
         self._upstream_query = upstream.raw_query_string
         """Added to a request on the upstream's path, so that the URL clients are given needs none."""

@@ -30,6 +30,9 @@ _HELD_LIMIT = 1 << 20
 """Bytes of a request body held while the upstream connection opens, before the client is paused."""
 CARD_LIMIT = 1 << 20
 """Bytes of an agent card held to rewrite it; a larger one passes unrewritten, as it arrives."""
+_METADATA_LIMIT = 1 << 16
+"""Bytes of protected resource metadata kept for a forward proxy to read, at most."""
+PROTECTED_RESOURCE = "/.well-known/oauth-protected-resource"
 _RESEND_LIMIT = 1 << 16
 """Bytes of a request kept to send again on a fresh connection if a reused one turns out closed."""
 
@@ -99,6 +102,8 @@ class Exchange:
         self._connecting: asyncio.Task[None] | None = None
         self.head_due: float | None = None
         """When the upstream's response head is due (loop time); the proxy's sweep answers 504 after it."""
+        self._metadata: list[bytes] | None = None
+        """A protected resource metadata body, kept for the proxy's ``watch_metadata`` (a copy: it passes)."""
 
     def _spec(self, direction: Direction, framing: str, encoding: str | None) -> str:
         """The stream's StreamSpec as JSON (what ``StreamSpec.to_dict()`` gives as JSON)."""
@@ -308,6 +313,13 @@ class Exchange:
         self._send_head(head)
         if sse and self.head.method == "GET" and not forward:
             self._mode = "first"
+        if (
+            self.proxy.watch_metadata is not None
+            and head.status == 200
+            and self.path.startswith(PROTECTED_RESOURCE)
+            and (head.content_length or 0) <= _METADATA_LIMIT
+        ):
+            self._metadata = []
 
     def _send_head(
         self, head: wire.Head, content_length: int | None = None, drop: frozenset[bytes] = frozenset()
@@ -348,6 +360,10 @@ class Exchange:
     def _send_body(self, data: bytes) -> None:
         if not data or self.client.gone:  # (a client connection closing takes nothing more: nothing passes)
             return
+        if self._metadata is not None:
+            self._metadata.append(data)
+            if sum(map(len, self._metadata)) > _METADATA_LIMIT:
+                self._metadata = None
         spec, self._s2c_spec = self._s2c_spec, None
         head = self._response_head
         whole = not self.bytes_out and head is not None and len(data) == head.content_length
@@ -364,6 +380,12 @@ class Exchange:
         elif self._mode == "first" and self._held:
             self._send_body(self._rewrite_endpoint(b"".join(self._held)))
         self._held = []
+        if self._metadata is not None and self.proxy.watch_metadata is not None:
+            head = self._response_head
+            body = decoded(b"".join(self._metadata), head.text(b"content-encoding") if head else None)
+            self._metadata = None
+            if body is not None:
+                self.proxy.watch_metadata(body)
         if self._chunked_out:
             self.client.write(wire.LAST_CHUNK)
         self._close_s2c()
