@@ -2,7 +2,7 @@
 (URL, headers, OAuth settings), so the logins it made without wiretap are found and none are added.
 
 Only the servers' hosts are intercepted (and the authorization servers their metadata names); the model
-API and everything else pass through blind. Loopback stays direct unless a server is there.
+API and everything else pass through blind.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from wiretap.wrap.clients.servers import Server
 
 START_TIMEOUT = 20.0
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY")
-_LOOPBACK = ("localhost", "127.0.0.1", "::1")
 
 
 def origin_of(url: str) -> Origin | None:
@@ -36,10 +35,17 @@ def origin_of(url: str) -> Origin | None:
 
 
 def no_proxy(env: Mapping[str, str], intercepted: set[str]) -> str:
-    """The user's NO_PROXY and loopback, without the hosts wiretap must see."""
+    """The user's NO_PROXY without the hosts wiretap must see. Loopback is not added: an authorization
+    server learned later may be there, and what is not intercepted passes through the proxy unrecorded."""
     given = (env.get("NO_PROXY") or env.get("no_proxy") or "").split(",")
-    hosts = [h.strip() for h in given if h.strip()] + [h for h in _LOOPBACK if h not in given]
-    return ",".join(h for h in hosts if h.split(":")[0].strip("[]").lower() not in intercepted)
+    return ",".join(h.strip() for h in given if h.strip() and _host(h) not in intercepted)
+
+
+def _host(entry: str) -> str:
+    entry = entry.strip().lower()
+    if entry.startswith("["):
+        return entry[1:].partition("]")[0]
+    return entry.rpartition(":")[0] if entry.count(":") == 1 else entry
 
 
 def browser_wrapper(folder: Path, env: Mapping[str, str]) -> Path:
