@@ -6,7 +6,6 @@ left as they were, and no token is in any file wiretap wrote."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -53,23 +52,25 @@ def test_a_login_made_without_wiretap_is_used_through_the_forward_proxy(
 ) -> None:
     if subprocess.run(["script", "--version"], capture_output=True).returncode != 0:
         pytest.skip("script(1) from util-linux is not here to give `claude mcp login` a terminal")
-    with oauth_pair(node_24, ts_sdk, tmp_path, issuer_host="127.0.0.1") as pair:
-        with FakeMessagesAPI([ToolUse(TOOL, {"a": 2, "b": 40})]) as api:
-            env = offline_env(tmp_path, api.url)
-            env |= {"NODE_EXTRA_CA_CERTS": str(pair.ca_file), "LOGIN_CA": str(pair.ca_file)}
-            env["BROWSER"] = str(_browser(tmp_path))
-            cwd = tmp_path / "work"
-            cwd.mkdir()
-            config = Path(env["CLAUDE_CONFIG_DIR"])
-            _login(claude_code_bin, env, cwd, pair.mcp)
-            before = _tokens(config)
-            assert len(before) == 1
-            token = next(iter(before.values()))["accessToken"]
-            session = tmp_path / "session"
-            argv = [sys.executable, "-m", "wiretap", "--out", str(session), "--", str(claude_code_bin)]
-            argv += ["-p", "add 2 and 40", "--allowedTools", TOOL, "--output-format", "stream-json", "--verbose"]
-            argv += ["--no-session-persistence"]
-            done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=180)
+    with (
+        oauth_pair(node_24, ts_sdk, tmp_path, issuer_host="127.0.0.1") as pair,
+        FakeMessagesAPI([ToolUse(TOOL, {"a": 2, "b": 40})]) as api,
+    ):
+        env = offline_env(tmp_path, api.url)
+        env |= {"NODE_EXTRA_CA_CERTS": str(pair.ca_file), "LOGIN_CA": str(pair.ca_file)}
+        env["BROWSER"] = str(_browser(tmp_path))
+        cwd = tmp_path / "work"
+        cwd.mkdir()
+        config = Path(env["CLAUDE_CONFIG_DIR"])
+        _login(claude_code_bin, env, cwd, pair.mcp)
+        before = _tokens(config)
+        assert len(before) == 1
+        token = next(iter(before.values()))["accessToken"]
+        session = tmp_path / "session"
+        argv = [sys.executable, "-m", "wiretap", "--out", str(session), "--", str(claude_code_bin)]
+        argv += ["-p", "add 2 and 40", "--allowedTools", TOOL, "--output-format", "stream-json", "--verbose"]
+        argv += ["--no-session-persistence"]
+        done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=180)
     events = parse_stream_json(done.stdout)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     results = [
@@ -94,4 +95,3 @@ def test_a_login_made_without_wiretap_is_used_through_the_forward_proxy(
     written = "".join(p.read_text(errors="replace") for p in session.rglob("*") if p.is_file())
     assert token not in written
     assert "[redacted:" in written
-    assert not os.environ.get("HTTPS_PROXY") or True

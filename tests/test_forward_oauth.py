@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,18 @@ def _check(run: ForwardRun, pair: OAuthPair, answer: dict, out: Path) -> None:
     written = "".join(p.read_text() for p in out.glob("*.jsonl")) + run.stderr
     assert [s for s in secrets if s in written] == []
     assert written.count("[redacted:") >= 6
+    for recording in out.glob("*.jsonl"):
+        report = json.loads(_wiretap("report", "--format", "json", str(recording)).stdout)
+        (authorization,) = report["authorization"]
+        assert authorization["resource"] == pair.mcp
+        assert authorization["authorization_servers"] == [pair.issuer]
+        assert [f["code"] for f in report["findings"] if f["code"].startswith("oauth")] == []
+
+
+def _wiretap(*args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "wiretap", *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done
 
 
 def test_the_python_sdk_completes_the_strict_flow_through_forward_mode(
@@ -97,4 +110,10 @@ def test_through_reverse_mode_the_python_sdk_refuses_the_metadata_of_another_url
             env = {**_clean_env(), "SSL_CERT_FILE": str(pair.ca_file)}
             answer = _run_client([str(mcp_sdk_python), str(PEER_SCRIPTS / "mcp_sdk_oauth_client.py"), proxy.url], env)
     assert "call" not in answer
-    assert "does not match" in answer["error"] or "resource" in answer["error"].lower(), answer
+    assert f"{pair.mcp} does not match expected {proxy.url}" in answer["error"], answer
+    assert proxy.stderr.count("the upstream is protected by OAuth") == 1
+    assert "wiretap proxy --forward" in proxy.stderr
+    report = json.loads(_wiretap("report", "--format", "json", str(tmp_path / "reverse.jsonl")).stdout)
+    (finding,) = [f for f in report["findings"] if f["code"].startswith("oauth")]
+    assert finding["code"] == "oauth-through-reverse-proxy"
+    assert "so the client fetched it past wiretap" in finding["message"]  # the "the 401 bypasses wiretap"

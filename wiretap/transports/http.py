@@ -140,6 +140,8 @@ class HttpProxy:
         self._sweeper: asyncio.Task[None] | None = None
         self.ending: dict[str, Any] = {"ended": "normal"}
         """How the recording ended, for its end event."""
+        self.oauth_warned = False
+        """Said once: the upstream is OAuth-protected, which a reverse proxy cannot serve."""
         self.watch_metadata: Callable[[bytes], None] | None = None
         """Given each protected resource metadata body that passes (a forward proxy learns the
         authorization servers to intercept from it)."""

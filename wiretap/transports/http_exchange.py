@@ -52,6 +52,13 @@ def _text(value: str | None) -> str:
     return known
 
 
+def _protected(path: str, head: wire.Head) -> bool:
+    """An OAuth-protected resource: a 401 naming its metadata, or the metadata itself."""
+    if head.status == 401:
+        return any(b"resource_metadata" in value for value in head.values(b"www-authenticate"))
+    return head.status == 200 and path.startswith(PROTECTED_RESOURCE)
+
+
 def _event_stream(content_type: str) -> bool:
     return content_type.split(";")[0].strip().lower() == "text/event-stream"
 
@@ -300,6 +307,12 @@ class Exchange:
         sse = _event_stream(content_type)
         encoding = head.text(b"content-encoding")
         forward = self.proxy.config.forward
+        if not forward and not self.proxy.oauth_warned and _protected(self.path, head):
+            self.proxy.oauth_warned = True
+            self.proxy.warn(
+                "the upstream is protected by OAuth: clients check the protected resource against the URL they "
+                "use, and refuse wiretap's; use `wiretap proxy --forward` (the client keeps the real URL)"
+            )
         if not forward and self.path in CARD_PATHS and head.status == 200 and "json" in content_type:
             if head.content_length is None or head.content_length <= CARD_LIMIT:
                 self._mode = "card"  # its recording opens once it is known how the card goes out
