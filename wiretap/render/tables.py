@@ -127,6 +127,8 @@ FINDINGS = TableSpec(
     lambda r: r.findings,
     empty="none",
 )
+
+
 @dataclass(frozen=True)
 class _Step:
     server: str | None

@@ -26,7 +26,8 @@ from wiretap.recording.events import Header, Kind
 from wiretap.recording.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
 from wiretap.run.finish import finish_recording
-from wiretap.run.proxy import _loop_factory, _open_writer, check_listen, parse_listen
+from wiretap.run.proxy import _loop_factory, _open_writer, _stop_when_stdin_ends, check_listen, parse_listen
+from wiretap.transports.process import EXIT_WITH_STDIN
 
 NODE_BUNDLE = "node-extra-ca.pem"
 SYSTEM_BUNDLE = "ca-bundle.pem"
@@ -194,6 +195,8 @@ async def _serve(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, stop_on, signum)
+    if os.environ.get(EXIT_WITH_STDIN) == "1":  # (a session's: gone when the session is)
+        _stop_when_stdin_ends(loop, stop)
     for name, value in client_environment(url, node, bundle).items():
         print(f"export {name}={shlex.quote(value)}", file=announce)
     print("# ready", file=announce, flush=True)
