@@ -21,6 +21,8 @@ import trustme
 from aiohttp import web
 from forwardrun import ForwardRun, running_forward
 
+from wiretap.forward.proxy import Origin, absolute_origin, split_authority
+
 TOKEN_FORM = (
     "grant_type=authorization_code&code=Zq8vN3kXb2LmP7rT4wY6&code_verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
     "&redirect_uri=http%3A%2F%2Flocalhost%3A8090%2Fcallback&client_id=c1&resource=https%3A%2F%2Flocalhost%2Fmcp"
@@ -58,6 +60,15 @@ class Upstream:
             return web.json_response(
                 {"resource": f"https://localhost:{self.tls_port}/mcp", "authorization_servers": [issuer]}
             )
+        if request.path == "/sse":
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            for n in range(3):
+                await response.write(
+                    f'data: {{"jsonrpc":"2.0","method":"notifications/progress","params":{{"n":{n}}}}}\n\n'.encode()
+                )
+            await response.write_eof()
+            return response
         if request.path == "/token":
             return web.json_response(
                 {"access_token": "at-9f8e7d6c5b4a3f2e1d0c", "refresh_token": "rt-1a2b3c4d5e6f7a8b9c0d"}
@@ -282,3 +293,73 @@ def test_the_authorization_server_a_resource_names_is_intercepted_from_then_on(
     assert set(run.recordings) == {resource, issuer}
     assert [e["path"] for e in run.events(issuer) if e["kind"] == "http_request"] == ["/token"]
     assert f"intercepting 127.0.0.1:{upstream.tls_port} too" in run.stderr
+
+
+def test_a_client_that_does_not_trust_the_run_ca_fails_its_handshake_and_the_proxy_serves_on(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    url = f"https://127.0.0.1:{upstream.tls_port}/after"
+    with running_forward(tmp_path / "rec", "--upstream-cafile", str(upstream.ca_file)) as run:
+        untrusting = ssl.create_default_context(cafile=str(upstream.ca_file))  # the upstream's CA, not the run's
+        with pytest.raises(aiohttp.ClientConnectorCertificateError):
+            asyncio.run(_fetch(run, url, b"refused", untrusting))
+        status, got = asyncio.run(_fetch(run, url, b"then", _client_context(run, upstream)))
+    assert (status, got) == (200, b"echo:then")
+    assert "Traceback" not in run.stderr
+    events = run.events(f"https://127.0.0.1:{upstream.tls_port}")
+    assert [e["path"] for e in events if e["kind"] == "http_request"] == ["/after"]
+
+
+def test_an_event_stream_through_tls_interception_is_recorded_event_by_event(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    with running_forward(tmp_path / "rec", "--upstream-cafile", str(upstream.ca_file)) as run:
+        status, got = asyncio.run(
+            _fetch(run, f"https://localhost:{upstream.tls_port}/sse", b"{}", _client_context(run, upstream))
+        )
+    assert status == 200 and got.count(b"data: ") == 3
+    events = run.events(f"https://localhost:{upstream.tls_port}")
+    progress = [e["msg"]["params"]["n"] for e in events if e["kind"] == "message" and e.get("dir") == "s2c"]
+    assert progress == [0, 1, 2]
+    assert [e["bytes_out"] for e in events if e["kind"] == "http_end"] == [len(got)]
+
+
+@pytest.mark.parametrize("target", ["no-port-here:", "[::1", "host:99999", "user@host:443"])
+def test_a_connect_to_something_that_is_not_host_and_port_is_a_400(tmp_path: Path, target: str) -> None:
+    with running_forward(tmp_path / "rec") as run:
+        host, port = run.url.rsplit("@", 1)[1].rsplit(":", 1)
+        credential = base64.b64encode(run.url.split("//", 1)[1].split("@", 1)[0].encode()).decode()
+        with socket.create_connection((host, int(port))) as sock:
+            head = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\nProxy-Authorization: Basic {credential}\r\n\r\n"
+            sock.sendall(head.encode())
+            answer = sock.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert run.recordings == {}
+
+
+@pytest.mark.parametrize(
+    ("authority", "expected"),
+    [
+        ("Example.COM:8443", ("example.com", 8443)),
+        ("[::1]:443", ("::1", 443)),
+        ("[::1]", ("::1", 0)),
+        ("host", ("host", 0)),
+        ("[::1", None),
+        ("[::1]x", None),
+        ("host:0", None),
+        ("host:65536", None),
+        ("host:8o", None),
+        ("a/b:1", None),
+        (":443", None),
+    ],
+)
+def test_an_authority_is_split_into_host_and_port_or_refused(authority: str, expected: tuple | None) -> None:
+    assert split_authority(authority, 0) == expected
+
+
+def test_an_absolute_url_gives_its_origin_and_the_target_the_origin_gets() -> None:
+    assert absolute_origin("http://LocalHost:8080/mcp?x=1") == (Origin("http", "localhost", 8080), "/mcp?x=1")
+    assert absolute_origin("http://h?q") == (Origin("http", "h", 80), "/?q")
+    assert absolute_origin("https://h/") == (Origin("https", "h", 443), "/")
+    assert absolute_origin("/mcp") is None and absolute_origin("ftp://h/") is None
+    assert Origin("https", "::1", 8443).url == "https://[::1]:8443" and Origin("http", "h", 80).url == "http://h"

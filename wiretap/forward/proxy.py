@@ -59,8 +59,10 @@ class ForwardConfig:
 def split_authority(authority: str, default_port: int) -> tuple[str, int] | None:
     """``host:port`` (``[v6]:port``) as (host, port), or None if it cannot be one."""
     if authority.startswith("["):
-        host, _, rest = authority[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else ""
+        host, closed, rest = authority[1:].partition("]")
+        if not closed or (rest and not rest.startswith(":")):
+            return None
+        port = rest[1:]
     else:
         host, _, port = authority.rpartition(":") if ":" in authority else (authority, "", "")
     if not host or any(c in host for c in "/@?# "):
@@ -247,8 +249,8 @@ class Front(asyncio.Protocol):
 
     def _connect(self, head: wire.Head) -> None:
         assert self.transport is not None
-        split = split_authority(head.target, 443)
-        if split is None:
+        split = split_authority(head.target, 0)
+        if split is None or not split[1]:
             self._refuse(400, "Bad Request", f"CONNECT to {head.target[:80]!r}: not host:port")
             return
         host, port = split
