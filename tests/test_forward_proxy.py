@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import shutil
 import socket
 import ssl
 import stat
@@ -216,6 +217,8 @@ def test_the_run_ca_key_is_0600_in_a_0700_folder_and_gone_after_the_run(tmp_path
     with running_forward(tmp_path / "rec2", "--keep-ca") as run:
         kept = Path(run.env["NODE_EXTRA_CA_CERTS"]).parent
     assert (kept / "ca-key.pem").exists() and stat.S_IMODE((kept / "ca-key.pem").stat().st_mode) == 0o600
+    assert f"the run's CA is kept in {kept}" in run.stderr
+    shutil.rmtree(kept)
 
 
 def test_the_shell_lines_point_every_kind_of_client_at_the_proxy(tmp_path: Path) -> None:

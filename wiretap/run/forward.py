@@ -127,6 +127,7 @@ def forward(
     """Run the forward proxy until SIGINT or SIGTERM; print the shell lines for clients on ``announce``."""
     host, port = parse_listen(listen)
     check_listen(host, False, stderr)
+    intercepts = intercepting(intercept)
     if ca_dir is not None and ca_dir.exists() and any(ca_dir.iterdir()):
         raise BadInput(f"--ca-dir {ca_dir}: not empty (the run's CA needs a folder of its own)")
     folder = ca_dir if ca_dir is not None else Path(tempfile.mkdtemp(prefix="wiretap-ca-"))
@@ -156,7 +157,7 @@ def forward(
     config = ForwardConfig(
         ca=ca,
         token=secrets.token_urlsafe(18),
-        intercept=intercepting(intercept),
+        intercept=intercepts,
         recorder_for=recorder_for,
         upstream_tls=tls,
         limits=limits or Limits(),
