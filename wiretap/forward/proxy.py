@@ -11,13 +11,14 @@ import contextlib
 import hmac
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, cast
 from urllib.parse import urlsplit
 
 from wiretap.forward.ca import RunCA
+from wiretap.forward.chain import open_via, parent_for
 from wiretap.forward.tls import TlsLayer
 from wiretap.http import wire
 from wiretap.http.guard import Limits
@@ -54,6 +55,8 @@ class ForwardConfig:
     recorder_for: Callable[[Origin], Recorder]
     upstream_tls: object = None
     limits: Limits = field(default_factory=Limits)
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    """Where the proxy this one chains to is named (HTTPS_PROXY, HTTP_PROXY, NO_PROXY)."""
 
 
 def split_authority(authority: str, default_port: int) -> tuple[str, int] | None:
@@ -145,6 +148,7 @@ class ForwardProxy:
                 self.config.upstream_tls,  # type: ignore[arg-type]
                 limits=self.config.limits,
                 forward=True,
+                via=parent_for(self.config.env, origin.scheme, origin.host),
             )
             known = HttpProxy(config, self.config.recorder_for(origin), stderr=self.stderr)
             known.watch_metadata = self.learn
@@ -155,7 +159,8 @@ class ForwardProxy:
     def _unrecorded(self, origin: Origin) -> HttpProxy:
         known = self.unrecorded.get(origin)
         if known is None:
-            config = ProxyConfig(origin.url, self.config.upstream_tls, limits=self.config.limits, forward=True)  # type: ignore[arg-type]
+            via = parent_for(self.config.env, origin.scheme, origin.host)
+            config = ProxyConfig(origin.url, self.config.upstream_tls, limits=self.config.limits, forward=True, via=via)  # type: ignore[arg-type]
             nowhere = RecordingWriter(-1, Path(os.devnull), stderr=self.stderr)  # (a writer that never opened)
             recorder = Recorder(nowhere, Header(transport="http", name=origin.host, argv=[]), stderr=self.stderr)
             known = HttpProxy(config, recorder, stderr=self.stderr)
@@ -343,17 +348,27 @@ class Tunnel:
 
     async def open(self, host: str, port: int) -> None:
         loop = asyncio.get_running_loop()
+        parent = parent_for(self.proxy.config.env, "https", host)
+
+        def pipe() -> _Pipe:
+            return _Pipe(self, to_client=True)
+
         try:
-            upstream, _ = await asyncio.wait_for(
-                loop.create_connection(lambda: _Pipe(self, to_client=True), host, port),
-                self.proxy.config.limits.upstream_connect,
-            )
+            if parent is not None:
+                opened, _ = await asyncio.wait_for(
+                    open_via(parent, host, port, pipe), self.proxy.config.limits.upstream_connect
+                )
+            else:
+                opened, _ = await asyncio.wait_for(
+                    loop.create_connection(pipe, host, port), self.proxy.config.limits.upstream_connect
+                )
         except (OSError, TimeoutError) as exc:
             reason = os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else str(exc) or "timed out"
             self.client.write(_answer(502, "Bad Gateway", f"wiretap: cannot reach {host}:{port}: {reason}\n"))
             self.client.close()
             self.proxy.tunnels.discard(self)
             return
+        upstream = cast("asyncio.Transport", opened)
         self.upstream = upstream
         self.proxy.blind += 1
         if self.client.is_closing():
@@ -362,7 +377,7 @@ class Tunnel:
         self.client.set_protocol(_Pipe(self, to_client=False))
         self.client.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         if self.first:
-            self.upstream.write(self.first)
+            upstream.write(self.first)
         self.client.resume_reading()
 
     def close(self) -> None:

@@ -23,6 +23,7 @@ from typing import IO, Any, Protocol, cast
 
 from yarl import URL
 
+from wiretap.forward.chain import Parent, open_via
 from wiretap.http import wire
 from wiretap.http.guard import ConnectionWatch, Guard, Limits, Refusal, check_request
 from wiretap.http.headers import HeaderRecorder
@@ -58,6 +59,8 @@ class ProxyConfig:
     forward: bool = False
     """Serving as a client's forward proxy: the client uses the upstream's own URLs, so its Host is kept
     and nothing is rewritten."""
+    via: Parent | None = None
+    """A proxy the upstream is reached through (CONNECT): a forward proxy's own parent."""
 
 
 def _tls(setting: ssl.SSLContext | bool | None) -> ssl.SSLContext:
@@ -302,6 +305,10 @@ class HttpProxy:
 
     async def connect(self) -> UpstreamConnection:
         host, port = self._connect_to
+        if self.config.via is not None:
+            _, chained = await open_via(self.config.via, host, port, lambda: UpstreamConnection(self), self._tls)
+            assert isinstance(chained, UpstreamConnection)
+            return chained
         _, upstream = await asyncio.get_running_loop().create_connection(
             lambda: UpstreamConnection(self), host, port, ssl=self._tls, server_hostname=host if self._tls else None
         )
