@@ -112,3 +112,25 @@ def test_a_recording_without_oauth_has_no_authorization_section() -> None:
     flow = Flow("https://mcp.example.com")
     flow.exchange("POST", "/mcp", 200, request={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert flow.report() == (None, [])
+
+
+def _analysed(status: int) -> list[str]:
+    from wiretap.analysis.report import Analysis
+
+    analysis = Analysis("http")
+    call = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
+    for event in (
+        {"t": 0.1, "kind": "http_request", "ex": 1, "method": "POST", "path": "/mcp", "query": None, "headers": {}},
+        {"t": 0.1, "kind": "message", "dir": "c2s", "ex": 1, "msg": call},
+        {"t": 0.2, "kind": "http_response", "ex": 1, "status": status, "headers": {"www-authenticate": CHALLENGE}},
+        {"t": 0.2, "kind": "message", "dir": "s2c", "ex": 1, "msg": {"error": "invalid_token"}},
+        {"t": 0.2, "kind": "http_end", "ex": 1, "outcome": "complete"},
+    ):
+        analysis.feed(event)
+    report = analysis.report({"name": "s", "transport": "http"}, "rec.jsonl", 0)
+    return [f.code for f in report.findings]
+
+
+def test_a_request_refused_with_a_401_is_answered_not_left_unanswered() -> None:
+    assert "unanswered-request" not in _analysed(401)
+    assert "unanswered-request" in _analysed(200)  # (a 200 whose body answers nothing still leaves it waiting)
