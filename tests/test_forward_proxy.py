@@ -366,3 +366,33 @@ def test_an_absolute_url_gives_its_origin_and_the_target_the_origin_gets() -> No
     assert absolute_origin("https://h/") == (Origin("https", "h", 443), "/")
     assert absolute_origin("/mcp") is None and absolute_origin("ftp://h/") is None
     assert Origin("https", "::1", 8443).url == "https://[::1]:8443" and Origin("http", "h", 80).url == "http://h"
+
+
+def _proxy_address(run: ForwardRun) -> tuple[str, int]:
+    host, port = run.url.rsplit("@", 1)[1].rsplit(":", 1)
+    return host, int(port)
+
+
+def test_connections_that_say_nothing_are_capped_and_the_longest_waiting_closed_first(tmp_path: Path) -> None:
+    with running_forward(tmp_path / "rec", "--max-idle", "2") as run:
+        silent = [socket.create_connection(_proxy_address(run)) for _ in range(4)]
+        try:
+            for sock in silent:
+                sock.settimeout(15)
+            assert [silent[0].recv(1), silent[1].recv(1)] == [b"", b""]  # closed by the proxy
+            for sock in silent[2:]:  # still served
+                sock.sendall(b"CONNECT h.example:443 HTTP/1.1\r\nHost: h.example:443\r\n\r\n")
+                assert sock.recv(65536).startswith(b"HTTP/1.1 407 ")
+        finally:
+            for sock in silent:
+                sock.close()
+
+
+def test_a_connection_without_a_request_head_is_closed_after_the_client_timeout(tmp_path: Path) -> None:
+    with (
+        running_forward(tmp_path / "rec", "--client-timeout", "1") as run,
+        socket.create_connection(_proxy_address(run)) as sock,
+    ):
+        sock.sendall(b"CONNECT h.example:443 HTTP/1.1\r\n")  # and never the rest
+        sock.settimeout(30)
+        assert sock.recv(1) == b""

@@ -100,7 +100,10 @@ class ForwardProxy:
         self._server: asyncio.Server | None = None
         self._expected = b"Basic " + base64.b64encode(f"wiretap:{config.token}".encode())
         self.tunnels: set[Tunnel] = set()
-        self.fronts: set[Front] = set()
+        self.fronts: dict[Front, float] = {}
+        """Connections waiting for their first request head (or a tunnel's first byte), since when; in
+        that order, so that the longest waiting go first when there are too many."""
+        self._sweeper: asyncio.Task[None] | None = None
         self.blind = 0
         """Blind tunnels opened."""
         self.learned: set[tuple[str, int]] = set()
@@ -112,8 +115,29 @@ class ForwardProxy:
     async def start(self, host: str, port: int) -> tuple[str, int]:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(lambda: Front(self), host, port, reuse_address=True)
+        self._sweeper = loop.create_task(self._sweep())
         bound = self._server.sockets[0].getsockname()
         return bound[0], bound[1]
+
+    def waiting(self, front: Front) -> None:
+        """A connection that has said nothing yet: closed after ``--client-timeout``, and the longest
+        waiting closed at once beyond ``--max-idle`` (each may hold a head's worth of bytes)."""
+        self.fronts[front] = asyncio.get_running_loop().time()
+        while len(self.fronts) > self.config.limits.max_idle:
+            oldest = next(iter(self.fronts))
+            self.fronts.pop(oldest)
+            oldest.close()
+
+    async def _sweep(self) -> None:
+        loop = asyncio.get_running_loop()
+        limit = self.config.limits.client_head
+        while True:
+            await asyncio.sleep(min(1.0, limit / 4))
+            now = loop.time()
+            for front, since in list(self.fronts.items()):
+                if now - since >= limit:
+                    self.fronts.pop(front, None)
+                    front.close()
 
     def intercepts(self, host: str, port: int) -> bool:
         return (host, port) in self.learned or self.config.intercept(host, port)
@@ -172,6 +196,8 @@ class ForwardProxy:
         print(f"wiretap: {text}", file=self.stderr, flush=True)
 
     async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         if self._server is not None:
             self._server.close()
         for front in list(self.fronts):
@@ -209,10 +235,10 @@ class Front(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast("asyncio.Transport", transport)
-        self.proxy.fronts.add(self)
+        self.proxy.waiting(self)
 
     def connection_lost(self, exc: BaseException | None) -> None:
-        self.proxy.fronts.discard(self)
+        self.proxy.fronts.pop(self, None)
         self.transport = None
         self.parser.release()
 
@@ -267,7 +293,7 @@ class Front(asyncio.Protocol):
             self.transport.pause_reading()
             tunnel = Tunnel(self.proxy, self.transport, rest)
             self.proxy.tunnels.add(tunnel)
-            self.proxy.fronts.discard(self)
+            self.proxy.fronts.pop(self, None)
             asyncio.get_running_loop().create_task(tunnel.open(host, port))
             return
         self.tunnel_to = Origin("https", host, port)
@@ -279,7 +305,7 @@ class Front(asyncio.Protocol):
         """The first bytes inside an intercepted tunnel: a TLS ClientHello, or plain HTTP."""
         transport, origin = self.transport, self.tunnel_to
         assert transport is not None and origin is not None
-        self.proxy.fronts.discard(self)
+        self.proxy.fronts.pop(self, None)
         if first[:1] == b"\x16":
             client = ClientConnection(self.proxy.origin(origin))
             layer = TlsLayer(self.proxy.config.ca.server_context(origin.host), client)
@@ -307,7 +333,7 @@ class Front(asyncio.Protocol):
         client.router = Route(self.proxy)
         transport, data = self.transport, bytes(self.buffer)
         self.buffer.clear()
-        self.proxy.fronts.discard(self)
+        self.proxy.fronts.pop(self, None)
         transport.set_protocol(client)
         client.connection_made(transport)
         client.data_received(data)
