@@ -175,8 +175,9 @@ def tap(
     "--intercept",
     "intercept",
     multiple=True,
-    metavar="HOST",
-    help="With --forward: record this host (repeatable; default: every host); others pass through blind.",
+    metavar="HOST[:PORT]",
+    help="With --forward: record this host, or one port of it (repeatable; default: every host); others pass "
+    "through unrecorded.",
 )
 @click.option("--keep-ca", is_flag=True, help="With --forward: keep the run's CA folder when the run ends.")
 @click.option("--record-as", "record_as", multiple=True, hidden=True, help="With --forward: ORIGIN=NAME (sessions).")
