@@ -287,6 +287,32 @@ class HeaderMismatch:
 
 
 @dataclass
+class OAuthStep:
+    t: float
+    step: str
+    """challenge, resource metadata, server metadata, registration, authorization, token, refresh."""
+    method: str
+    path: str
+    status: int | None
+    detail: str | None = field(default=None, metadata={"omit_none": True})
+    """Why it failed (the server's ``error`` and ``error_description``), or what it said."""
+
+
+@dataclass
+class AuthorizationRow:
+    steps: list[OAuthStep]
+    resource: str | None = None
+    """The protected resource metadata's ``resource``."""
+    authorization_servers: list[str] = field(default_factory=list)
+    scopes: list[str] = field(default_factory=list)
+    grants: list[str] = field(default_factory=list)
+    """The grant types of the token requests, in order."""
+    refreshed: list[float] = field(default_factory=list)
+    """When a token was refreshed (the times of ``grant_type=refresh_token`` requests)."""
+    server: str | None = field(default=None, metadata={"omit_none": True})
+
+
+@dataclass
 class FindingRow:
     code: str
     severity: str
@@ -318,6 +344,8 @@ class Report:
     findings: list[FindingRow]
     servers: list[str] = field(default_factory=list)
     """The servers whose recordings this report covers (a session); empty for a lone recording."""
+    authorization: list[AuthorizationRow] = field(default_factory=list)
+    """The OAuth authorization flow each recording shows (a session: one per server that had one)."""
     activity: Any = field(default=None, metadata={"json": False})
     """``analysis.activity.Activity``: the traffic per connection, for the timeline."""
     rows: list[Any] = field(default_factory=list, metadata={"json": False})

@@ -20,6 +20,7 @@ from wiretap.analysis.header_check import HeaderCheck, VersionWatch
 from wiretap.analysis.imported import ObservedFacts, mark_imported
 from wiretap.analysis.methods import method_of
 from wiretap.analysis.model import FIGURES, REPORT_FORMAT, Report
+from wiretap.analysis.oauth import OAuthWatch
 from wiretap.analysis.observe import Observer
 from wiretap.analysis.questions import Question, QuestionLog, measure, task_questions, touches
 from wiretap.analysis.shutdown import shutdown_verdict
@@ -100,6 +101,7 @@ class Analysis:
         self.observer = Observer()
         self.observed = ObservedFacts()
         self.headers, self.versions = HeaderCheck(self.findings), VersionWatch(self.findings)
+        self.oauth = OAuthWatch()
         self.startup = Startup(transport)
         self.limit_settings: dict[str, str] = {}
         """The session's settings of client limits (``limits_env`` and the server's ``limits``)."""
@@ -126,6 +128,7 @@ class Analysis:
         self.observed.feed(event)
         self.headers.feed(event)
         self.versions.feed(event)
+        self.oauth.feed(event)
         self.startup.feed(event)
         self.traffic.feed_event(event)
         if self.activity is not None:
@@ -158,6 +161,7 @@ class Analysis:
         if self.client_exited is not None:
             self.startup.client_exited(self.client_exited)
         self.startup.finish(self.findings, self.limit_settings, self.session_client)
+        authorization = self.oauth.finish(self.findings)
         tasks = sorted(self.tasks.tasks.values(), key=lambda task: task.created_at)
         questions = self._questions(tasks, end)
         task_rows = [self._task(task, questions, end) for task in tasks]
@@ -191,6 +195,7 @@ class Analysis:
                 shutdown=shutdown_verdict(self.observer.shutdown(self.client_exited)),
             ),
             findings=[model.FindingRow(**f.as_dict()) for f in self.findings.all()],
+            authorization=[authorization] if authorization is not None else [],
             activity=self.activity,
             rows=self.rows,
             rows_left_out=self.rows_left_out,

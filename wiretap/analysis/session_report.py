@@ -130,6 +130,7 @@ def merge(parts: list[Report], folder: Path, manifest: dict[str, Any], keep_rows
         verdicts=_verdicts(parts),
         findings=[f for p in parts for f in p.findings],
         servers=names,
+        authorization=[replace(a, server=p.recording.server) for p in parts for a in p.authorization],
         rows=rows[:keep_rows],
         rows_left_out=max(0, len(rows) - keep_rows) + sum(p.rows_left_out for p in parts),
         parts=parts,

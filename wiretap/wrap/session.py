@@ -34,9 +34,13 @@ from wiretap.wire.redact import redact_argv, redact_text
 from wiretap.wrap.clients import client_for
 from wiretap.wrap.clients.launch import Launch
 from wiretap.wrap.clients.servers import Server
+from wiretap.wrap.forward import origin_of, start_forward
 
 PROXY_START_TIMEOUT = 20.0
 SETTLE_TIMEOUT = 10.0
+FORWARD_CLIENTS = frozenset({"Claude Code"})
+"""Clients whose HTTP servers go through a forward proxy by default (they honour HTTPS_PROXY and
+NODE_EXTRA_CA_CERTS); the others get a reverse proxy per server, which OAuth-protected servers refuse."""
 RELEASE_TIMEOUT = 2.0
 """Seconds a recorder that has finished its file may take to exit before the session stops waiting."""
 
@@ -48,6 +52,8 @@ class Wrapped:
     entry: dict[str, Any]
     """The entry that goes into the generated config."""
     proxy: subprocess.Popen[str] | None = None
+    forward: bool = False
+    """Reached through the session's forward proxy: the client keeps the entry as configured."""
 
 
 def new_session_dir(out: Path | None, started: float) -> Path:
@@ -134,16 +140,28 @@ def _start_proxy(server: Server, recording: Path, log: Path, options: list[str])
 
 
 def wrap_servers(
-    servers: list[Server], folder: Path, max_size: int = DEFAULT_MAX_SIZE
-) -> tuple[list[Wrapped], list[str]]:
+    servers: list[Server],
+    folder: Path,
+    max_size: int = DEFAULT_MAX_SIZE,
+    *,
+    forward: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> tuple[list[Wrapped], list[str], dict[str, str]]:
+    """Each server wrapped; with ``forward``, the HTTP ones through one forward proxy, whose variables for
+    the client come back third."""
     names = _unique_names(servers)
     options = recording_options(max_size)
     wrapped: list[Wrapped] = []
     skipped: list[str] = []
+    through_forward: dict[str, Server] = {}
     for server in servers:
         recording = folder / f"{names[server.name]}.jsonl"
+        url = str(server.entry.get("url", ""))
         if server.transport == "stdio":
             wrapped.append(Wrapped(server, recording, _tap_entry(server, recording, options)))
+        elif forward and server.transport in ("http", "sse") and origin_of(url) is not None:
+            through_forward[names[server.name]] = server
+            wrapped.append(Wrapped(server, recording, dict(server.raw or server.entry), forward=True))
         elif server.transport in ("http", "sse", "a2a") and server.entry.get("url"):
             proxy, url = _start_proxy(server, recording, folder / f"{names[server.name]}.proxy.log", options)
             entry = {**(server.raw or server.entry), "url": url}
@@ -153,7 +171,15 @@ def wrap_servers(
                 f"{server.name} ({server.scope}): transport {server.transport!r} is not one wiretap can wrap; "
                 "the client still has it, unrecorded"
             )
-    return wrapped, skipped
+    client_env: dict[str, str] = {}
+    if through_forward:
+        proc, client_env = start_forward(
+            through_forward, folder, options, os.environ if env is None else env, folder / "forward.proxy.log"
+        )
+        for one in wrapped:
+            if one.forward:
+                one.proxy = proc
+    return wrapped, skipped, client_env
 
 
 def _message_count(recording: Path) -> int:
@@ -201,8 +227,10 @@ class Session:
         cwd: Path,
         env: Mapping[str, str],
         max_size: int = DEFAULT_MAX_SIZE,
+        reverse: bool = False,
     ) -> None:
         self.max_size = max_size
+        self.reverse = reverse
         self.env = env
         self.client = client_for(argv[0])
         self.discovery = self.client.discover(argv, cwd, env)
@@ -231,11 +259,15 @@ class Session:
     def run(self, stderr: IO[str] = sys.stderr) -> int:
         launch: Launch | None = None
         try:
-            self.wrapped, skipped = wrap_servers(self.discovery.servers, self.folder, self.max_size)
+            forward = self.client.NAME in FORWARD_CLIENTS and not self.reverse
+            self.wrapped, skipped, proxy_env = wrap_servers(
+                self.discovery.servers, self.folder, self.max_size, forward=forward, env=self.env
+            )
             self.skipped += skipped
-            launch = self.client.launch(self.discovery, {w.server.name: w.entry for w in self.wrapped})
+            entries = {w.server.name: w.entry for w in self.wrapped if not w.forward}
+            launch = self.client.launch(self.discovery, entries)
             self._write_manifest(running=True)
-            returncode = self._run_client(launch.argv, {**self.client_env, **launch.env})
+            returncode = self._run_client(launch.argv, {**self.client_env, **launch.env, **proxy_env})
         finally:
             self._stop_proxies()
             if launch is not None:
@@ -277,6 +309,8 @@ class Session:
         for wrapped in self.wrapped:
             if wrapped.proxy is not None and wrapped.proxy.poll() is None:
                 wrapped.proxy.send_signal(signal.SIGINT)
+                if wrapped.forward:
+                    wrapped.proxy.wait(10)  # (shared: stopped once, before the others are waited for)
         for wrapped in self.wrapped:
             if wrapped.proxy is not None:
                 try:
@@ -309,9 +343,23 @@ class Session:
     def _write_manifest(self, *, running: bool) -> None:
         self.manifest["running"] = running
         self.manifest["servers"] = [self._server_entry(w, running) for w in self.wrapped]
+        self.manifest["servers"] += self._authorization_servers(running)
         self.manifest["not_wrapped"] = self.skipped
         path = self.folder / MANIFEST
         write_private(path, json.dumps(self.manifest, indent=2) + "\n")
+
+    def _authorization_servers(self, running: bool) -> list[dict[str, Any]]:
+        """The other hosts the forward proxy recorded (authorization servers), each as a server of its own."""
+        if not any(w.forward for w in self.wrapped):
+            return []
+        claimed = {f.name for w in self.wrapped for f in recordings_of(w.recording)}
+        found = []
+        for file in sorted(self.folder.glob("*.jsonl")):
+            if file.name in claimed:
+                continue
+            server = Server(file.stem, "authorization server", {"type": "http"})
+            found.append(self._server_entry(Wrapped(server, file, {}, forward=True), running))
+        return found
 
     @staticmethod
     def _server_entry(wrapped: Wrapped, running: bool) -> dict[str, Any]:
