@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"wire"},
     {"http"},
     {"recording"},
-    {"transports"},
+    {"transports", "forward"},
     {"analysis"},
     {"otel"},
     {"run"},
