@@ -516,7 +516,10 @@ def test_claude_code_sees_the_wrapped_servers_as_dynamic_and_lists_them_in_its_o
     direct = project.direct.claude.init["mcp_servers"]
     assert {s["name"]: s["source"] for s in direct} == SCOPES
     wrapped_servers = project.wrapped.claude.init["mcp_servers"]
-    assert {s["name"]: s["source"] for s in wrapped_servers} == dict.fromkeys(SCOPES, "dynamic")
+    # An HTTP server keeps its entry: it is recorded through the forward proxy, its URL unchanged.
+    assert {s["name"]: s["source"] for s in wrapped_servers} == dict.fromkeys(SCOPES, "dynamic") | {
+        HTTP: SCOPES[HTTP]
+    }
     assert [s["name"] for s in wrapped_servers] == [s["name"] for s in direct]
 
 
@@ -562,7 +565,8 @@ def test_the_session_records_each_servers_handshake_tool_list_and_tool_call(proj
     for name in SCOPES:
         assert session.server(name)["messages"] == len(session.recordings[name].messages())
     assert session.recordings[STDIO].header["argv"] == DEMO
-    assert session.recordings[HTTP].header["upstream"] == project.http_url
+    # Forward mode records per site: the upstream is the origin the client kept in its URL.
+    assert session.recordings[HTTP].header["upstream"] == project.http_url.removesuffix("/mcp")
 
 
 def test_the_manifest_describes_the_run(project: ProjectScenario) -> None:
@@ -642,11 +646,10 @@ def test_the_generated_config_is_private_while_claude_code_runs_and_gone_afterwa
         args = ["-m", "wiretap", "tap", "--out", recordings[name], "--name", name, "--", *DEMO]
         return {"type": "stdio", "command": sys.executable, "args": args, **extra}
 
-    [listen] = project.session.recordings[HTTP].of_kind("listen")
+    # The HTTP server is not in it: Claude Code reaches it at its own URL through the forward proxy.
     assert servers == {
         LOCAL: tapped(LOCAL, env={}),
         STDIO: tapped(STDIO),
-        HTTP: {"type": "http", "url": listen["url"]},
         USER: tapped(USER, env={}),
     }
     # Claude Code ran with it beside its own config (no --strict-mcp-config), and with the user's arguments.
