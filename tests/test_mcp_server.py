@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_sessions import SECRET, big_and_unredacted, session_workdir
+from mcp_sessions import SECRET, SESSION, big_and_unredacted, session_workdir
 
 from wiretap.mcp.budget import CAP, WHOLE_STRING_LIMIT
 from wiretap.mcp.command import build
@@ -233,7 +233,9 @@ def test_list_recordings_pages_the_loose_recordings_of_every_root(server: Protoc
     assert (demo["name"], demo["transport"], demo["redacted"]) == ("demo", "stdio", True)
 
 
-def test_timeline_of_a_session_filters_by_server_method_direction_time_and_text(server: Protocol) -> None:
+def test_timeline_of_a_session_filters_by_server_method_direction_time_and_text(
+    server: Protocol, workdir: Path
+) -> None:
     whole, _ = call(server, "timeline", path="s1", method="tools/*")
     assert [(r["server"], r["lane"], r["method"]) for r in whole["rows"]] == [
         ("alpha", "IN", "tools/list"),
@@ -245,7 +247,7 @@ def test_timeline_of_a_session_filters_by_server_method_direction_time_and_text(
     ]
     assert whole["clock"] == "the session's: 0 = the client's start"
     out, _ = call(server, "timeline", path="wiretap-sessions/s1", server="beta", direction="out")
-    assert [(r["title"], r["line"]) for r in out["rows"]] == [("raw", 4), ("tools/list", 5)]
+    assert [(r["title"], r["line"]) for r in out["rows"]] == outgoing_lines(workdir / SESSION / "beta.jsonl")
     assert out["rows"][1]["latency"] > 0
     texts, _ = call(server, "timeline", path="s1", text="starting scenario")
     assert [r["summary"] for r in texts["rows"]] == ["Starting scenario server v1.0 on stdio... [41 bytes]"]
@@ -265,7 +267,7 @@ def test_timeline_pages_with_totals_and_next_offset(server: Protocol) -> None:
 def test_report_summary_counts_and_findings_page(server: Protocol) -> None:
     summary, _ = call(server, "report", path="s1")
     assert summary["servers"] == ["alpha", "beta"]
-    assert summary["counts"] == {"findings": 1, "tasks": 0, "questions": 0, "latency": 3}
+    assert summary["counts"] == {"findings": 1, "tasks": 0, "questions": 0, "latency": 3}, summary["findings"]
     assert summary["findings"] == [{"index": 0, "code": "stdout-not-json", "severity": "warning", "server": "beta"}]
     assert "cancel_on_exit" in summary["verdicts"]
     findings, _ = call(server, "report", path="s1", section="findings")
@@ -463,3 +465,19 @@ def test_a_long_string_is_clipped_and_says_its_length(server: Protocol) -> None:
         clipped["event"]["msg"]["result"]["text"] == "x" * WHOLE_STRING_LIMIT + "… [clipped: 20000 characters in all]"
     )
     assert clipped["event_bytes"] > 20000
+
+
+def outgoing_lines(recording: Path) -> list[tuple[str, int]]:
+    """The server's frames as the recording has them: (method of the request answered, or "raw"; line)."""
+    methods: dict[object, str] = {}
+    found = []
+    for number, text in enumerate(recording.read_text().splitlines(), 1):
+        event = json.loads(text)
+        if event.get("kind") != "message":
+            continue
+        body = event.get("msg")
+        if event.get("dir") == "c2s" and isinstance(body, dict) and "method" in body:
+            methods[body.get("id")] = body["method"]
+        elif event.get("dir") == "s2c":
+            found.append((methods.get(body.get("id"), "?") if isinstance(body, dict) else "raw", number))
+    return found
