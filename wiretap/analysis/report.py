@@ -16,6 +16,7 @@ from wiretap.analysis.activity import Activity
 from wiretap.analysis.conversation import Conversation, Message, OtherBody
 from wiretap.analysis.exits import ExitWatch
 from wiretap.analysis.findings import Findings
+from wiretap.analysis.give_up import ClientLimits, GiveUps
 from wiretap.analysis.methods import method_of
 from wiretap.analysis.model import FIGURES, REPORT_FORMAT, Report
 from wiretap.analysis.observe import Observer
@@ -95,6 +96,12 @@ class Analysis:
         self.observer = Observer()
         self.client_exited: float | None = None
         """From a session manifest, on the recording's clock."""
+        self.give_ups = GiveUps()
+        self.transport = transport
+        self.limits_env: dict[str, str] | None = None
+        """A session manifest's ``limits_env``: the client's limit settings as its environment set them."""
+        self.client_hint: str | None = None
+        """A session manifest's client name, for a recording without a handshake."""
         self.events = 0
         self.keep_rows = keep_rows
         self.rows: list[Any] = []
@@ -111,6 +118,7 @@ class Analysis:
     def feed(self, event: dict[str, Any]) -> None:
         self.events += 1
         self.exits.feed(event)
+        self.give_ups.feed_event(event)
         self.observer.feed(event)
         self.traffic.feed_event(event)
         if self.activity is not None:
@@ -128,6 +136,7 @@ class Analysis:
                 self.traffic.feed(item)
                 self.tasks.feed(item)
                 self.questions.feed(item)
+                self.give_ups.feed(item, self.conversation)
             elif isinstance(item, OtherBody):
                 self.traffic.feed_other(item)
 
@@ -138,6 +147,7 @@ class Analysis:
         for request in self.conversation.pending():
             if request.method not in LONG_LIVED:
                 self.findings.unanswered(request)
+        self.give_ups.finish(self.findings, self._client_limits(), end)
         tasks = sorted(self.tasks.tasks.values(), key=lambda task: task.created_at)
         questions = self._questions(tasks, end)
         task_rows = [self._task(task, questions, end) for task in tasks]
@@ -180,6 +190,11 @@ class Analysis:
             for _, _, verdict in report.verdicts.titled():
                 verdict.verdict += f" {capped_note(capped)}"
         return report
+
+    def _client_limits(self) -> ClientLimits:
+        handshake = self.observer.handshake()
+        client = handshake.client_name or self.client_hint
+        return ClientLimits.of(client, handshake.client_version, self.transport, self.limits_env)
 
     def _capped(self) -> model.Capped | None:
         """The recording's cap, and its finding (before the findings are listed)."""
@@ -425,6 +440,7 @@ def build_report(
     clock_origin: float | None = None,
     timeline: bool = False,
     wait: float | None = WAIT_FOR_END,
+    manifest: dict[str, Any] | None = None,
 ) -> Report:
     """Stream one recording once through every analysis into the report model. Raises NotARecording / OSError.
 
@@ -433,7 +449,8 @@ def build_report(
     timeline rows to keep for a page that lists the messages; ``timeline``: gather the traffic per
     connection for a picture (it grows with the recording). ``clock_origin``: t = 0 on the machine's
     monotonic clock (a session's client start): every time in the report is then on that clock. ``wait``:
-    how long to wait for a recording still being finished (``open_recording``).
+    how long to wait for a recording still being finished (``open_recording``). ``manifest``: a session's,
+    for the client's name and limit settings (``limits_env``).
     """
     return analyse_into_model(
         path,
@@ -443,6 +460,7 @@ def build_report(
         clock_origin=clock_origin,
         timeline=timeline,
         wait=wait,
+        manifest=manifest,
     )[0]
 
 
@@ -455,6 +473,7 @@ def analyse_into_model(
     clock_origin: float | None = None,
     timeline: bool = False,
     wait: float | None = WAIT_FOR_END,
+    manifest: dict[str, Any] | None = None,
 ) -> tuple[Report, Analysis, Event]:
     """``build_report``, with the analysis behind the report (a behaviour profile reads the same single
     pass) and the recording's header."""
@@ -463,6 +482,10 @@ def analyse_into_model(
         found = reader.header.get("monotonic_origin")
         origin = float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
         offset = origin - clock_origin if clock_origin is not None and origin is not None else 0.0
+        analysis.limits_env, analysis.client_hint = _from_manifest(manifest)
+        if client_exited_monotonic is not None and origin is not None:
+            zero = clock_origin if clock_origin is not None else origin
+            analysis.give_ups.client_exit = client_exited_monotonic - zero
         for event in reader.events():
             analysis.feed(event if not offset else {**event, "t": float(event.get("t", 0.0)) + offset})
         if client_exited_monotonic is not None and origin is not None:
@@ -474,6 +497,17 @@ def analyse_into_model(
         if not reader.completion.complete:
             report.recording.incomplete = reader.completion.describe()
         return report, analysis, reader.header
+
+
+def _from_manifest(manifest: dict[str, Any] | None) -> tuple[dict[str, str] | None, str | None]:
+    """A session manifest's limit settings and the client's handshake name."""
+    if manifest is None:
+        return None, None
+    found = manifest.get("limits_env")
+    settings = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
+    info = manifest.get("client_info")
+    name = info.get("name") if isinstance(info, dict) else None
+    return settings, str(name) if name else None
 
 
 def report_recording(path: Path, *, client_exited_monotonic: float | None = None) -> dict[str, Any]:

@@ -42,6 +42,7 @@ def build_session_report(
             keep_rows=keep_rows,
             clock_origin=origin,
             timeline=timeline,
+            manifest=session.manifest,
         )
         parts.append(_tagged(part, str(info.get("name"))))
     return merge(parts, folder, session.manifest, keep_rows)
