@@ -367,9 +367,7 @@ class Analysis:
         # tasks[] says), but credited as cancelled on exit.
         # A cancel that answered a question the moment it opened (a headless client) is that answer, not an exit.
         at_once = {
-            q.task
-            for q in questions
-            if q.cancelled_instead and q.closed is not None and q.closed - q.opened <= AT_ONCE
+            q.task for q in questions if q.cancelled_instead and q.closed is not None and q.closed - q.opened <= AT_ONCE
         }
         way_out = [
             row
