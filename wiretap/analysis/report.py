@@ -38,13 +38,22 @@ Limits = tuple[str | None, dict[str, str]]
 """A session's client (its ``clientInfo`` name) and the settings of its limits."""
 LONG_LIVED = frozenset({"subscriptions/listen"})
 """Requests that stay open by design until the client goes away (2026-07-28 notification streams)."""
-CANCEL_BEFORE_EXIT = 5.0
-"""Seconds before the client left in which cancelling a task counts as cancelling it on exit."""
+CANCEL_BEFORE_EXIT = 0.5
+"""Seconds before the client left in which cancelling a task counts as cancelling it on exit: a client
+cancelling on its way out does so as it closes; a cancel earlier than that (TaskStop) is a stop during the
+session."""
+AT_ONCE = 0.05
+"""A question cancelled within this many seconds of opening was never shown to anyone."""
 POLL_RULE = "Claude Code's rule: the server's interval clamped to 250 ms–30 s; 2 s when the server gives none"
 
 
 def applied_poll_ms(requested: int | None) -> int:
     return 2000 if requested is None else max(250, min(30_000, requested))
+
+
+def _cancel_ended(task: Task) -> bool:
+    ended = task.terminal_at if task.terminal_at is not None else task.cancel_answered_at
+    return bool(task.cancels) and ended is not None and task.cancels[0][0] <= ended
 
 
 def _r(value: float | None, digits: int = 3) -> float | None:
@@ -190,7 +199,7 @@ class Analysis:
             questions=[self._question(q) for q in questions],
             verdicts=model.Verdicts(
                 poll_intervals=self._poll_verdict(tasks, questions, end),
-                cancel_on_exit=self._cancel_verdict(task_rows),
+                cancel_on_exit=self._cancel_verdict(task_rows, questions),
                 elicitation_gaps=self._question_verdict(questions),
                 shutdown=shutdown_verdict(self.observer.shutdown(self.client_exited)),
             ),
@@ -269,9 +278,7 @@ class Analysis:
             terminal=task.terminal_at is not None,
             live_at_client_exit=live,
             cancels=[model.Via(_f(t), via) for t, via in task.cancels],
-            cancelled_by_client_at=_r(task.cancels[0][0])
-            if task.cancels and task.terminal_at is not None and task.cancels[0][0] <= task.terminal_at
-            else None,
+            cancelled_by_client_at=_r(task.cancels[0][0]) if _cancel_ended(task) else None,
             refused=[model.Refusal(_f(t), via, code) for t, via, code in task.refused],
             answers=[model.Via(_f(t), via) for t, via in task.answers],
             median_interval=_r(summary.median) if summary else None,
@@ -350,7 +357,7 @@ class Analysis:
             requested_poll_ms=max(set(asked), key=asked.count) if asked else None,
         )
 
-    def _cancel_verdict(self, task_rows: list[model.TaskRow]) -> model.CancelVerdict:
+    def _cancel_verdict(self, task_rows: list[model.TaskRow], questions: list[Question]) -> model.CancelVerdict:
         client = self.exits.client
         if client is None:
             return model.CancelVerdict("Unknown: the recording does not show the client going away.", [])
@@ -363,13 +370,25 @@ class Analysis:
         live = [row for row in task_rows if row.live_at_client_exit]
         # A task the client cancelled on its way out had ended by the time it left: not live at exit (as
         # tasks[] says), but credited as cancelled on exit.
+        # A cancel that answered a question the moment it opened (a headless client) is that answer, not an exit.
+        at_once = {
+            q.task for q in questions if q.cancelled_instead and q.closed is not None and q.closed - q.opened <= AT_ONCE
+        }
         way_out = [
             row
             for row in task_rows
             if not row.live_at_client_exit
+            and row.id not in at_once
             and row.cancelled_by_client_at is not None
             and client.t - row.cancelled_by_client_at <= CANCEL_BEFORE_EXIT
         ]
+        stopped = [
+            row
+            for row in task_rows
+            if row.cancelled_by_client_at is not None and row not in way_out and not row.live_at_client_exit
+        ]
+        headless = [row for row in stopped if row.id in at_once]
+        stopped = [row for row in stopped if row.id not in at_once]
         cancelled = [row for row in live if row.cancels] + way_out
         went = f"The client went away at {client.t:.2f} s ({client.how})"
         if live:
@@ -383,6 +402,17 @@ class Analysis:
             verdict = f"{went} with no live task"
         if way_out:
             verdict += f", having cancelled {plural(len(way_out), 'task')} on its way out"
+        if stopped:
+            before = min(client.t - (row.cancelled_by_client_at or 0.0) for row in stopped)
+            verdict += (
+                f"; it had stopped {plural(len(stopped), 'task')} during the session"
+                f" ({before:.2f} s or more before leaving: not a cancel on exit)"
+            )
+        if headless:
+            verdict += (
+                f"; it cancelled {plural(len(headless), 'task')} the moment a question opened"
+                " (a headless client cannot show it), not on exit"
+            )
         verdict += f"{server_text}."
         evidence = list(client.evidence)
         for row in [*live, *way_out]:
@@ -409,6 +439,11 @@ class Analysis:
         )
         if worst.answered_by is None:
             answered = "; never answered"
+        elif worst.cancelled_instead and worst.closed is not None and worst.closed - worst.opened <= AT_ONCE:
+            answered = (
+                f"; cancelled at once by {worst.answered_by}, {(worst.closed - worst.opened) * 1000:.0f} ms after"
+                " it opened: the client never showed the question (a headless client)"
+            )
         else:
             answered = f"; {'cancelled instead by' if worst.cancelled_instead else 'answered by'} {worst.answered_by}"
         verdict = (
