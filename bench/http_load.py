@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import sys
 import time
 from pathlib import Path
@@ -37,9 +38,13 @@ BODY = call_body()
 STAMP = b'"sent_ns":'
 
 
+PROXY: dict[str, Any] = {}
+"""``proxy`` (and ``ssl``, a context trusting ``cafile``) for every request: a forward proxy's run."""
+
+
 def _session(connections: int) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=connections, force_close=False),
+        connector=aiohttp.TCPConnector(limit=connections, force_close=False, ssl=PROXY.get("ssl", True)),
         timeout=aiohttp.ClientTimeout(total=30),
         auto_decompress=False,
         cookie_jar=aiohttp.DummyCookieJar(),
@@ -47,7 +52,7 @@ def _session(connections: int) -> aiohttp.ClientSession:
 
 
 async def _post(session: aiohttp.ClientSession, url: str) -> bool:
-    async with session.post(url, data=BODY, headers=HEADERS) as response:
+    async with session.post(url, data=BODY, headers=HEADERS, proxy=PROXY.get("proxy")) as response:
         await response.read()
         return response.status == 200
 
@@ -128,6 +133,15 @@ async def main() -> None:
         op = command.pop("op")
         if op == "quit":
             break
+        if op == "via":  # {"proxy": URL or null, "cafile": PEM or null}: for the requests that follow
+            PROXY.clear()
+            if command.get("proxy"):
+                PROXY["proxy"] = command["proxy"]
+            if command.get("cafile"):
+                PROXY["ssl"] = ssl.create_default_context(cafile=command["cafile"])
+            sys.stdout.write("{}\n")
+            sys.stdout.flush()
+            continue
         try:
             result = await {"latency": latency, "throughput": throughput, "sse": sse}[op](**command)
         except Exception as exc:

@@ -24,6 +24,7 @@ import asyncio
 import json
 import re
 import signal
+import ssl
 import sys
 import time
 
@@ -116,14 +117,18 @@ async def handle(request: web.BaseRequest) -> web.StreamResponse:
     )
 
 
-async def serve(host: str, port: int) -> None:
+async def serve(host: str, port: int, certfile: str | None = None) -> None:
     server = web.Server(handle, access_log=None)
     runner = web.ServerRunner(server, handle_signals=False, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, reuse_address=True, backlog=1024)
+    context = None
+    if certfile is not None:  # (a PEM holding the key and the certificate)
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(certfile)
+    site = web.TCPSite(runner, host, port, reuse_address=True, backlog=1024, ssl_context=context)
     await site.start()
     bound = site._server.sockets[0].getsockname()  # type: ignore[union-attr]
-    print(f"http://{bound[0]}:{bound[1]}", flush=True)
+    print(f"{'https' if context else 'http'}://{bound[0]}:{bound[1]}", flush=True)
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):  # also when started with SIGINT ignored (a shell's `&`)
         asyncio.get_running_loop().add_signal_handler(signum, stop.set)
@@ -137,9 +142,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--certfile", help="serve HTTPS with this PEM (key and certificate)")
     args = parser.parse_args()
     try:
-        asyncio.run(serve(args.host, args.port))
+        asyncio.run(serve(args.host, args.port, args.certfile))
     except KeyboardInterrupt:
         sys.exit(0)
 

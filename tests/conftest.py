@@ -96,3 +96,19 @@ def ts_sdk() -> Path:
         if os.environ.get("CI") == "true":
             raise
         pytest.skip(f"the MCP TypeScript SDK cannot be installed here: {exc}")
+
+
+@pytest.fixture(scope="session")
+def node_24() -> Path:
+    """A Node 24 binary (npm ``node-<platform>-<arch>``): fetch with proxy variables needs it; skipped outside
+    CI where npm cannot install it."""
+    import peers
+
+    try:
+        if shutil.which("npm") is None:
+            raise RuntimeError("npm is not on PATH")
+        return peers.node_24()
+    except (RuntimeError, OSError) as exc:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"Node 24 cannot be installed here: {exc}")

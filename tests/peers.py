@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import platform
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -32,6 +33,9 @@ CODEX = ["@openai/codex@0.171.0"]
 GEMINI_CLI = ["@google/gemini-cli@0.61.0"]
 INSPECTOR = ["@modelcontextprotocol/inspector@2.12.0"]
 TS_SDK = ["@modelcontextprotocol/sdk@1.32.2"]
+_ARCH = "arm64" if platform.machine() in ("arm64", "aarch64") else "x64"
+NODE_PLATFORM = f"node-{'darwin' if sys.platform == 'darwin' else 'linux'}-{_ARCH}"
+NODE_24 = [f"{NODE_PLATFORM}@24.22.3"]
 
 
 @contextmanager
@@ -117,6 +121,11 @@ def inspector() -> Path:
 def ts_sdk() -> Path:
     """The MCP TypeScript SDK (npm): its node_modules, for the Node scripts in tests/peer_scripts/."""
     return npm_peer("ts-sdk-1.32.2", TS_SDK)
+
+
+def node_24() -> Path:
+    """A Node 24 binary (npm): its fetch honours HTTPS_PROXY with NODE_USE_ENV_PROXY=1 (Node 20's does not)."""
+    return npm_peer(f"node-24.22.3-{NODE_PLATFORM}", NODE_24) / NODE_PLATFORM / "bin" / "node"
 
 
 def claude_code() -> Path:

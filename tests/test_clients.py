@@ -87,8 +87,15 @@ def test_the_option_forms_are_split_from_the_rest() -> None:
     assert split_argv(["claude", "--mcp-config=a.json", "-p", "x"]) == (["claude", "-p", "x"], ["a.json"], False)
 
 
-def test_the_client_starts_with_only_our_config_and_the_users_other_arguments() -> None:
+def test_the_client_starts_with_our_config_beside_its_own_and_strict_only_when_the_user_asked() -> None:
     assert launch_argv(["claude", "-p", "x"], Path("/tmp/c.json")) == [
+        "claude",
+        "--mcp-config",
+        "/tmp/c.json",
+        "-p",
+        "x",
+    ]
+    assert launch_argv(["claude", "-p", "x"], Path("/tmp/c.json"), strict=True) == [
         "claude",
         "--mcp-config",
         "/tmp/c.json",
@@ -108,7 +115,7 @@ def test_a_stdio_server_is_run_through_the_tap_with_its_entry_as_configured(
         {"mcpServers": {"s": {"command": "srv", "args": ["--port", "${PORT:-7}"], "env": {"TOKEN": "${TOKEN}"}}}},
     )
     (server,) = discover(["claude"], tmp_path, {**home, "TOKEN": "t0k"}).servers
-    entry = _tap_entry(server, tmp_path / "s.jsonl")
+    entry = _tap_entry(server, tmp_path / "s.jsonl", [])
     assert entry["command"] == sys.executable
     assert entry["args"][-4:] == ["--", "srv", "--port", "${PORT:-7}"]
     assert entry["args"][:4] == ["-m", "wiretap", "tap", "--out"] and entry["env"] == {"TOKEN": "${TOKEN}"}

@@ -26,7 +26,7 @@ def test_codex_finds_servers_in_config_toml_and_in_overrides_and_leaves_disabled
     assert set(servers) == {"files", "web", "extra"}
     assert servers["files"].entry == {"command": "srv", "args": ["-q"], "env": {"A": "1"}, "type": "stdio"}
     assert servers["web"].transport == "http" and servers["extra"].scope == "-c"
-    assert found.skipped == ["off (config.toml): disabled in Codex, so not started"]
+    assert found.skipped == ["off (config.toml): disabled in Codex, so not started", codex.BUILT_IN]
 
 
 def test_codex_gets_overrides_replacing_each_server_and_loses_the_users_overrides_of_the_same_keys(
@@ -110,3 +110,94 @@ def test_gemini_in_the_home_folder_is_refused_with_the_reason(tmp_path: Path) ->
     env = _gemini_home(tmp_path, {"mcpServers": {"files": {"command": "srv"}}})
     with pytest.raises(ConfigError, match="home folder"):
         gemini.discover(["gemini"], tmp_path / "home", env)
+
+
+def test_codex_layers_system_user_trusted_project_profile_and_overrides_table_by_table(tmp_path: Path) -> None:
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub" / ".codex").mkdir(parents=True)
+    (repo / ".codex").mkdir()
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[projects."{repo}"]\ntrust_level = "trusted"\n[mcp_servers.a]\ncommand = "user"\nenv = {{U = "1"}}\n'
+    )
+    (repo / ".codex" / "config.toml").write_text('[mcp_servers.a]\nargs = ["root"]\n[mcp_servers.b]\ncommand = "b"\n')
+    (repo / "sub" / ".codex" / "config.toml").write_text('[mcp_servers.b]\ncommand = "closest"\n')
+    (home / "work.config.toml").write_text('[mcp_servers.c]\nurl = "http://127.0.0.1:9/mcp"\n')
+    argv = ["codex", "exec", "--profile", "work", "-c", 'mcp_servers.c.url="http://127.0.0.1:8/mcp"', "hi"]
+    found = codex.discover(argv, repo / "sub", {"CODEX_HOME": str(home)})
+    servers = {s.name: (s.scope, s.entry) for s in found.servers}
+    user_and_root = {"command": "user", "env": {"U": "1"}, "args": ["root"], "type": "stdio"}
+    assert servers == {
+        "a": (f"project {repo}/.codex/config.toml", user_and_root),
+        "b": (f"project {repo}/sub/.codex/config.toml", {"command": "closest", "type": "stdio"}),
+        "c": ("profile work", {"url": "http://127.0.0.1:8/mcp", "type": "http"}),
+    }
+
+
+def test_codex_skips_an_untrusted_projects_config_and_an_oauth_server(tmp_path: Path) -> None:
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    (repo / ".codex").mkdir(parents=True)
+    home.mkdir()
+    (home / "config.toml").write_text('[mcp_servers.login]\nurl = "https://x.example/mcp"\nscopes = ["read"]\n')
+    (repo / ".codex" / "config.toml").write_text('[mcp_servers.p]\ncommand = "p"\n')
+    found = codex.discover(["codex", "exec", "hi"], repo, {"CODEX_HOME": str(home)})
+    assert found.servers == []
+    assert found.skipped[0].startswith("login (config.toml): it logs in with OAuth")
+
+
+def test_gemini_combines_each_scopes_allowed_and_excluded_as_gemini_does(tmp_path: Path) -> None:
+    servers = {n: {"command": n} for n in ("a", "b", "c")}
+    env = _gemini_home(tmp_path, {"mcpServers": servers, "mcp": {"allowed": ["a", "b"], "excluded": ["b"]}})
+    project = tmp_path / "project"
+    (project / ".gemini").mkdir(parents=True)
+    (project / ".gemini" / "settings.json").write_text(json.dumps({"mcp": {"allowed": ["a", "c"]}}))
+    trusted = {**env, "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+    assert [s.name for s in gemini.discover(["gemini"], project, trusted).servers] == ["a"]
+    named = gemini.discover(["gemini", "--allowed-mcp-server-names", "b,c"], project, trusted)
+    assert [s.name for s in named.servers] == ["b", "c"]
+
+
+def test_gemini_lists_oauth_extension_and_project_agent_entries_it_cannot_wrap(tmp_path: Path) -> None:
+    login = {"httpUrl": "https://x.example/mcp", "oauth": {"enabled": True}}
+    env = _gemini_home(tmp_path, {"mcpServers": {"login": login}})
+    user = Path(env["HOME"]) / ".gemini"
+    (user / "extensions" / "ext").mkdir(parents=True)
+    (user / "extensions" / "ext" / "gemini-extension.json").write_text(
+        json.dumps({"name": "ext", "mcpServers": {"extsrv": {"command": "node"}}})
+    )
+    project = tmp_path / "project"
+    (project / ".gemini" / "agents").mkdir(parents=True)
+    remote = project / ".gemini" / "agents" / "remote.md"
+    remote.write_text("---\nname: far\nagent_card_url: http://127.0.0.1:9/c\n---\n")
+    found = gemini.discover(["gemini"], project, {**env, "GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    assert found.servers == []
+    names = [line.split(":")[0] for line in found.skipped]
+    assert names == ["login (user)", "extsrv (extension ext)", f"agent far (project, {remote})"]
+
+
+def test_gemini_redirects_the_users_remote_agents_in_a_private_agents_folder(tmp_path: Path) -> None:
+    env = _gemini_home(tmp_path, {"agents": {"overrides": {"off": {"enabled": False}}}})
+    agents = Path(env["HOME"]) / ".gemini" / "agents"
+    agents.mkdir()
+    remote = "---\nkind: remote\nname: far\nagent_card_url: http://127.0.0.1:9/.well-known/agent-card.json\n---\n"
+    (agents / "far.md").write_text(remote)
+    (agents / "off.md").write_text("---\nname: off\nagent_card_url: http://127.0.0.1:7/c\n---\n")
+    (agents / "local.md").write_text("---\nname: helper\ndescription: d\n---\nYou help.\n")
+    (agents / "inline.md").write_text("---\nname: inl\nagent_card_json: '{}'\n---\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    found = gemini.discover(["gemini", "-p", "x"], project, env)
+    assert [(s.name, s.scope, s.entry) for s in found.servers] == [
+        ("far", "user agent", {"type": "a2a", "url": "http://127.0.0.1:9/.well-known/agent-card.json"})
+    ]
+    assert [line.split(":")[0] for line in found.skipped] == [f"agent inl (user, {agents / 'inline.md'})"]
+    launch = gemini.launch(found, {"far": {"type": "a2a", "url": "http://127.0.0.1:5/.well-known/agent-card.json"}})
+    private = Path(launch.env["GEMINI_CLI_HOME"]) / ".gemini" / "agents"
+    assert (private / "far.md").read_text() == (
+        "---\nkind: remote\nname: far\nagent_card_url: http://127.0.0.1:5/.well-known/agent-card.json\n---\n"
+    )
+    assert oct((private / "far.md").stat().st_mode & 0o777) == "0o600"
+    assert sorted(p.name for p in private.iterdir() if p.is_symlink()) == ["inline.md", "local.md", "off.md"]
+    launch.cleanup()
+    assert (agents / "far.md").read_text() == remote

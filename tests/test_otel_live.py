@@ -123,7 +123,7 @@ def test_a_follower_is_not_done_before_the_recording_wiretap_announced_has_ended
 def test_a_session_followed_as_it_is_written_gives_the_spans_of_the_finished_session(tmp_path: Path) -> None:
     from wiretap.otel.follow import Follower
     from wiretap.otel.sources import session_spans
-    from wiretap.wrap.folders import open_session
+    from wiretap.recording.folders import open_session
 
     recordings = Path(__file__).resolve().parent.parent / "recordings"
     folder = tmp_path / "session"

@@ -13,8 +13,8 @@ from wiretap.analysis.report import report_recording
 from wiretap.otel.mapping import RecordingMapper
 from wiretap.otel.sources import map_events, recording_spans, session_spans
 from wiretap.otel.spans import Span, SpanKind, StatusCode, span_id_for
+from wiretap.recording.folders import open_session
 from wiretap.recording.reader import read_all
-from wiretap.wrap.folders import open_session
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
 ORIGIN_NS = 1_790_000_000_123_456_789

@@ -38,7 +38,9 @@ from claude import ClaudeRun, offline_env, run_claude, write_mcp_config
 from proxyrun import ProxyRun, running_proxy
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 
+from wiretap.analysis.report import report_recording
 from wiretap.recording.events import Event
+from wiretap.wire.mcp_headers import decode_header
 from wiretap.wire.secrets import names_secret
 
 pytestmark = pytest.mark.slow
@@ -579,6 +581,17 @@ def test_mcp_headers_reach_the_sdk_server_unchanged_in_each_era(sdk: tuple[str, 
         assert all(e.headers.get("mcp-protocol-version") == LEGACY for e in run.recorded[1:])
 
 
+def test_a_clean_sdk_session_raises_no_header_or_version_finding_in_either_era(sdk: tuple[str, Pair]) -> None:
+    era, runs = sdk
+    proxy = runs.proxied.proxy
+    assert proxy is not None
+    findings = report_recording(proxy.recording)["findings"]
+    assert [f for f in findings if f["code"] in ("header-body-mismatch", "unknown-protocol-version")] == []
+    if era == "modern":  # the check ran: the base64 Mcp-Name of resources/read decodes to its URI
+        [read] = [e for e in runs.proxied.recorded if e.message["method"] == "resources/read"]
+        assert decode_header(read.headers["mcp-name"]).value == read.message["params"]["uri"] == "notes://café/menu"
+
+
 def test_the_2026_era_is_stateless_posts_opened_by_server_discover(sdk_modern: Pair) -> None:
     run = sdk_modern.proxied
     assert {e.method for e in run.recorded} == {"POST"}
@@ -634,6 +647,14 @@ def tasks(fastmcp_tasks_python: Path, tmp_path_factory: pytest.TempPathFactory) 
 
     with serving(argv, root / "stderr.txt") as proc:
         yield pair(Server(first_line(proc, root / "stderr.txt"), log), root, client)
+
+
+def test_a_fastmcp_tasks_session_raises_no_header_or_version_finding(tasks: Pair) -> None:
+    proxy = tasks.proxied.proxy
+    assert proxy is not None
+    findings = report_recording(proxy.recording)["findings"]
+    assert [f for f in findings if f["code"] in ("header-body-mismatch", "unknown-protocol-version")] == []
+    assert {e.message["method"] for e in tasks.proxied.recorded if "mcp-method" in e.headers} >= {"tasks/get"}
 
 
 def task_calls(run: Run) -> dict[str, tuple[Recorded, str]]:
@@ -887,6 +908,15 @@ def test_the_recording_of_claude_code_has_discover_tools_list_and_tools_call_wit
         assert answers == ([] if e is listen else [e.message["id"]])
         assert arrived.response_body is not None, e.key
         assert e.items() == arrived.items(), e.key
+
+
+def test_claude_codes_http_session_raises_no_header_or_version_finding(
+    claude_http: tuple[ClaudeSession, ClaudeSession],
+) -> None:
+    _, proxied = claude_http
+    assert proxied.run.proxy is not None
+    findings = report_recording(proxied.run.proxy.recording)["findings"]
+    assert [f for f in findings if f["code"] in ("header-body-mismatch", "unknown-protocol-version")] == []
 
 
 def test_claude_codes_headers_reach_the_server_unchanged_through_the_proxy(

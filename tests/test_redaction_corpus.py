@@ -285,7 +285,10 @@ def _secret_of(shape: str) -> str:
     return next(row["secret"] for row in SECRETS if row["shape"] == shape)
 
 
-def test_a_wrapped_session_keeps_its_clients_secrets_out_of_its_folder_and_passes_them_on(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_a_wrapped_session_keeps_its_clients_secrets_out_of_its_folder_and_passes_them_on(
+    tmp_path: Path, mode: str
+) -> None:
     shapes = ["argv-api-key-flag", "argv-token-flag", "bearer", "url-userinfo", "url-query-api-key"]
     key, token, bearer, password, query_key = map(_secret_of, shapes)
     header, server_key, server_env, in_env = map(_secret_of, ["bearer-lower", "env-api-key", "json-password", "npm"])
@@ -300,7 +303,7 @@ def test_a_wrapped_session_keeps_its_clients_secrets_out_of_its_folder_and_passe
     argv += ["--api-key", key, f"--token={token}", "-H", f"Authorization: Bearer {bearer}"]
     argv += [f"https://me:{password}@h/mcp"]
     run = subprocess.run(
-        [sys.executable, "-m", "wiretap", "--out", "s", "--", *argv],
+        [sys.executable, "-m", "wiretap", "--out", "s", *(["--reverse"] if mode == "reverse" else []), "--", *argv],
         cwd=tmp_path,
         env={**env, "GITHUB_TOKEN": in_env, "GOT_CONFIG": str(got)},
         capture_output=True,
@@ -311,8 +314,14 @@ def test_a_wrapped_session_keeps_its_clients_secrets_out_of_its_folder_and_passe
     assert run.returncode == 0, run.stderr
     secrets = [key, token, bearer, password, query_key, header, server_key, server_env, in_env]
     written = {path.name: path.read_text() for path in (tmp_path / "s").iterdir()}
-    assert sorted(written) == ["manifest.json", "web.jsonl", "web.proxy.log"]
+    if mode == "reverse":
+        assert sorted(written) == ["manifest.json", "web.jsonl", "web.proxy.log"]
+    else:  # the forward proxy records a server once the client reaches it (this client never does)
+        assert sorted(written) == ["browser.sh", "forward.proxy.log", "manifest.json"]
     assert [s for s in secrets if any(s in text for text in [*written.values(), run.stdout, run.stderr])] == []
     given = json.loads(got.read_text())["mcpServers"]
-    assert given["web"] == {**web, "url": f"http://127.0.0.1:{urlsplit(given['web']['url']).port}/mcp"}
+    if mode == "reverse":
+        assert given["web"] == {**web, "url": f"http://127.0.0.1:{urlsplit(given['web']['url']).port}/mcp"}
+    else:
+        assert given["web"] == web
     assert given["local"]["args"][-3:] == ["srv", "--api-key", server_key] and given["local"]["env"] == local["env"]

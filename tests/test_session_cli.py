@@ -213,7 +213,7 @@ def test_help_shows_how_to_wrap_a_client_and_a_client_name_alone_gets_the_hint(
 
 
 def test_the_session_clock_comes_from_the_monotonic_clock_and_else_from_wall_clock_starts() -> None:
-    from wiretap.wrap.folders import SessionFolder
+    from wiretap.recording.folders import SessionFolder
 
     both = SessionFolder(Path("s"), {"started_monotonic": 100.0, "client_started": 0.25, "running": False})
     assert both.client_started_monotonic == 100.25

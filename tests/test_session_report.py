@@ -94,3 +94,27 @@ def test_the_session_timeline_has_a_lane_per_server_and_marks_each_servers_exit(
     )
     one = CliRunner().invoke(cli, ["export", str(folder), "--format", "svg", "--server", "alpha"])
     assert one.exit_code == 0 and "beta" not in one.output
+
+
+def test_a_wrapped_server_the_client_never_contacted_is_a_finding_of_its_own(tmp_path: Path) -> None:
+    folder = session(tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["running"] = False
+    empty = Recording()
+    empty.lifecycle(0.0, "spawn", argv=["server"], pid=8)
+    empty.write(folder / "web.jsonl", name="web", monotonic_origin=1000.6)
+    manifest["servers"] += [
+        {"name": "web", "transport": "http", "recording": "web.jsonl", "recordings": ["web.jsonl"], "messages": 0},
+        {"name": "idle", "transport": "stdio", "recording": "idle.jsonl", "recordings": [], "messages": 0},
+    ]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    found = [f for f in build_session_report(folder).findings if f.code == "never-contacted"]
+    assert [(f.server, f.severity, f.message) for f in found] == [
+        (
+            "web",
+            "warning",
+            "web (http) was configured but never contacted: its proxy ran, but the client sent it nothing",
+        ),
+        ("idle", "warning", "idle (stdio) was configured but never contacted: the client never started it"),
+    ]
+    assert [f.code for f in build_session_report(folder, server="alpha").findings if f.code == "never-contacted"] == []

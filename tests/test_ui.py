@@ -17,10 +17,11 @@ from taprun import blocked_signals
 from uirun import WIRETAP, exchange, get_json, ui, wait_until, write_recording
 
 
-def request(url: str, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+def request(url: str, path: str, headers: dict[str, str], *, token: bool = True) -> tuple[int, dict[str, str], bytes]:
+    """GET ``path`` under the printed URL's token prefix (``token=False``: as is)."""
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
-    conn.putrequest("GET", path, skip_host=True)
+    conn.putrequest("GET", parts.path.rstrip("/") + path if token else path, skip_host=True)
     for name, value in headers.items():
         conn.putheader(name, value)
     conn.endheaders()
@@ -62,6 +63,24 @@ def test_a_request_from_anywhere_but_this_server_is_refused(tmp_path: Path, head
             # aiohttp itself answers 400 to an HTTP/1.1 request without a Host.
             assert status == 403 or ("Host" not in sent and status == 400), (why, path, status)
             assert b"tasks/get" not in body
+
+
+def test_a_request_without_the_views_token_is_refused_and_the_printed_url_sets_a_cookie(tmp_path: Path) -> None:
+    with ui(write_recording(tmp_path / "rec.jsonl", 3)) as url:
+        host, token = urlsplit(url).netloc, urlsplit(url).path.split("/")[2]
+        assert len(token) >= 24
+        for path in ("/", "/app.js", "/api/state", "/api/rows", "/api/event?id=0", "/api/stream"):
+            for sent in (path, f"/t/{token[:-1]}x{path}", f"{path}{'&' if '?' in path else '?'}token={token}"):
+                status, _, body = request(url, sent, {"Host": host}, token=False)
+                assert status == 403 and b"tasks/get" not in body, sent
+        status, headers, _ = request(url, "/", {"Host": host})
+        assert status == 200
+        cookie = headers["Set-Cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and token in cookie
+        name = cookie.split("=", 1)[0]
+        assert request(url, "/api/state", {"Host": host, "Cookie": f"{name}={token}"}, token=False)[0] == 200
+        wrong = request(url, "/api/state", {"Host": host, "Cookie": f"{name}={token[:-1]}x"}, token=False)
+        assert wrong[0] == 403
 
 
 def test_its_own_names_and_origin_are_served(tmp_path: Path) -> None:

@@ -254,15 +254,18 @@ def run_claude_code(
     env: dict[str, str] | None = None,
     while_running: Callable[[FakeMessagesAPI, int], None] | None = None,
     timeout: float = CLAUDE_TIMEOUT,
+    api_class: type[FakeMessagesAPI] = FakeMessagesAPI,
 ) -> Run:
-    """Run ``argv`` (Claude Code, or wiretap in front of it) under the reaper, against a fake API.
+    """Run ``argv`` (Claude Code, or wiretap in front of it) under the reaper, against a fake API (``api_class``'s
+    answers).
 
     ``while_running(api, pid)`` is called once the process runs; ``pid`` is the command's (not the reaper's).
     """
     tmpdir = root / "tmp"
     tmpdir.mkdir(exist_ok=True)
     report = root / f"reaper-{time.monotonic_ns()}.json"
-    with WatchedAPI(script, lambda: temp_configs(tmpdir)) as api:
+    watched_api = type("Watched", (WatchedAPI, api_class), {})
+    with watched_api(script, lambda: temp_configs(tmpdir)) as api:
         full_env = offline_env(root, api.url) | {"TMPDIR": str(tmpdir)} | (env or {})
         with subprocess.Popen(
             [sys.executable, "-c", REAPER, str(report), *argv],
@@ -396,9 +399,8 @@ def stable_request(body: Json) -> Json:
 def stable_events(run: ClaudeRun) -> list[Any]:
     """The stream-json events, with the init event's MCP servers as (name, status) pairs by name.
 
-    Through wiretap every server comes from the generated --mcp-config file: Claude Code lists them all as
-    "dynamic", in that file's order (straight, it lists user, project, local servers in that order);
-    ``test_claude_code_sees_the_wrapped_servers_as_dynamic_and_lists_them_in_wiretaps_order`` says so.
+    Through wiretap every wrapped server comes from the generated --mcp-config file: Claude Code lists them as
+    "dynamic"; ``test_claude_code_sees_the_wrapped_servers_as_dynamic_and_lists_them_in_its_own_order`` says so.
     """
     events = []
     for event in run.events:
@@ -506,16 +508,16 @@ def test_claude_code_answers_through_wiretap_exactly_as_it_does_without_it(proje
     assert stable_events(run) == stable_events(direct)
 
 
-def test_claude_code_sees_the_wrapped_servers_as_dynamic_and_lists_them_in_wiretaps_order(
+def test_claude_code_sees_the_wrapped_servers_as_dynamic_and_lists_them_in_its_own_order(
     project: ProjectScenario,
 ) -> None:
-    """What Claude Code shows differently: every server comes from the generated --mcp-config."""
+    """What Claude Code shows differently: each wrapped server comes from the generated --mcp-config, which
+    takes the place of the configured server of that name, where that one was in the list."""
     direct = project.direct.claude.init["mcp_servers"]
     assert {s["name"]: s["source"] for s in direct} == SCOPES
     wrapped_servers = project.wrapped.claude.init["mcp_servers"]
     assert {s["name"]: s["source"] for s in wrapped_servers} == dict.fromkeys(SCOPES, "dynamic")
-    # ... in the generated config's order, which is the manifest's (local, project, user).
-    assert [s["name"] for s in wrapped_servers] == [s["name"] for s in project.session.manifest["servers"]]
+    assert [s["name"] for s in wrapped_servers] == [s["name"] for s in direct]
 
 
 def test_wiretap_exits_with_claude_codes_status_and_prints_only_its_summary_afterwards(
@@ -582,6 +584,7 @@ def test_the_manifest_describes_the_run(project: ProjectScenario) -> None:
             "messages": len(project.session.recordings[name].messages()),
             "complete": True,
             "missing_variables": [],
+            "limits": {},
         }
         for name in (LOCAL, STDIO, HTTP, USER)
     ]
@@ -646,10 +649,8 @@ def test_the_generated_config_is_private_while_claude_code_runs_and_gone_afterwa
         HTTP: {"type": "http", "url": listen["url"]},
         USER: tapped(USER, env={}),
     }
-    # Claude Code ran with it as its only MCP config, and with the user's own arguments.
-    assert config.readers == [
-        [project.argv[0], "--mcp-config", str(config.path), "--strict-mcp-config", *project.argv[1:]]
-    ]
+    # Claude Code ran with it beside its own config (no --strict-mcp-config), and with the user's arguments.
+    assert config.readers == [[project.argv[0], "--mcp-config", str(config.path), *project.argv[1:]]]
     assert list(run.tmpdir.glob(TEMP_CONFIG)) == []
 
 

@@ -119,7 +119,7 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complete
 def _base_env(root: Path) -> dict[str, str]:
     temp = root / "tmp"
     temp.mkdir(exist_ok=True)
-    keep = ("PATH", "LANG", "LC_ALL", "WIRETAP_PEERS_DIR")
+    keep = ("PATH", "LANG", "LC_ALL", "WIRETAP_PEERS_DIR", "PYTHONPATH")  # PYTHONPATH: this checkout's wiretap
     return {k: v for k, v in os.environ.items() if k in keep} | {"HOME": str(root / "home"), "TMPDIR": str(temp)}
 
 

@@ -14,7 +14,7 @@ import click
 from wiretap import __version__
 from wiretap.errors import BadInput, ExitStatus, user_error
 from wiretap.http.guard_options import guard_options, guard_settings
-from wiretap.otel.live import follow_recording, follow_session, otlp_done, otlp_options
+from wiretap.otel.live import client_env, follow_recording, follow_session, otlp_done, otlp_options
 from wiretap.transports.process import exit_like
 
 if TYPE_CHECKING:
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 LAZY = {
     "export": "wiretap.export.command:export",
+    "import": "wiretap.importers.command:import_group",
+    "mcp": "wiretap.mcp.command:mcp",
     "otel": "wiretap.otel.command:otel",
     "replay": "wiretap.replay.cli:replay",
     "schema": "wiretap.schemas.command:schema",
@@ -163,7 +165,22 @@ def tap(
 
 
 @cli.command()
-@click.option("--upstream", "-u", required=True, help="The server or agent's URL (http:// or https://).")
+@click.option("--upstream", "-u", help="The server or agent's URL (http:// or https://); not with --forward.")
+@click.option(
+    "--forward",
+    is_flag=True,
+    help="Be the client's HTTPS_PROXY/HTTP_PROXY instead: clients keep the real URLs; prints shell lines to eval.",
+)
+@click.option(
+    "--intercept",
+    "intercept",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="With --forward: record this host, or one port of it (repeatable; default: every host); others pass "
+    "through unrecorded.",
+)
+@click.option("--keep-ca", is_flag=True, help="With --forward: keep the run's CA folder when the run ends.")
+@click.option("--record-as", "record_as", multiple=True, hidden=True, help="With --forward: ORIGIN=NAME (sessions).")
 @click.option(
     "--listen",
     "-l",
@@ -188,7 +205,11 @@ def tap(
 @click.option(*OVERLOAD_OPTION[0], **OVERLOAD_OPTION[1])
 @click.option(*MAX_SIZE_OPTION[0], **MAX_SIZE_OPTION[1])
 def proxy(
-    upstream: str,
+    upstream: str | None,
+    forward: bool,
+    intercept: tuple[str, ...],
+    keep_ca: bool,
+    record_as: tuple[str, ...],
     listen: str,
     out: Path | None,
     name: str | None,
@@ -202,11 +223,35 @@ def proxy(
 ) -> None:
     """Proxy an MCP Streamable HTTP server or an A2A agent, streaming, and record every message.
 
-    Prints the URL clients should use, then serves until interrupted.
+    Prints the URL clients should use, then serves until interrupted. With --forward, prints
+    `export` lines for HTTPS_PROXY and the run's CA, then `# ready`; one recording per host.
     """
+    from wiretap.run.forward import forward_tls
     from wiretap.run.proxy import BadUpstream, ssl_context
     from wiretap.run.proxy import proxy as run_proxy
     from wiretap.ui.beside import proxy_with_ui
+
+    if forward:
+        _forward(
+            upstream,
+            intercept,
+            keep_ca,
+            record_as,
+            listen,
+            out,
+            name,
+            no_redact,
+            on_overload,
+            max_size,
+            forward_tls(upstream_cafile, insecure),
+            with_ui,
+            guard,
+        )
+        return
+    if upstream is None:
+        raise click.UsageError("Missing option '--upstream' / '-u' (or --forward).")
+    if intercept or keep_ca or record_as:
+        raise click.UsageError("--intercept and --keep-ca go with --forward.")
 
     out = proxy_with_ui(upstream, out, name) if with_ui else out
     follow_recording(out)
@@ -227,6 +272,51 @@ def proxy(
     # Stopped: the recorder finishes the file on its own; skip the interpreter's teardown (~0.2 s),
     # once the live span follower (--otlp) has had its bounded wait.
     otlp_done()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _forward(
+    upstream: str | None,
+    intercept: tuple[str, ...],
+    keep_ca: bool,
+    record_as: tuple[str, ...],
+    listen: str,
+    out: Path | None,
+    name: str | None,
+    no_redact: bool,
+    on_overload: str,
+    max_size: int,
+    tls: Any,
+    with_ui: bool,
+    guard: dict[str, Any],
+) -> None:
+    from wiretap.run.forward import forward as run_forward
+    from wiretap.run.proxy import BadUpstream
+
+    if upstream is not None or name is not None or with_ui:
+        raise click.UsageError("--forward takes no --upstream, --name or --ui: the client names its servers.")
+    settings = guard_settings(guard)
+    if settings["expose"] or settings["allow_hosts"] or settings["allow_origins"]:
+        raise click.UsageError("--forward listens on loopback only; --expose/--allow-host/--allow-origin do not apply.")
+    if out is not None and out.exists() and not out.is_dir():
+        raise click.BadParameter(f"{out}: --forward records one file per host; give a folder (DIR/)")
+    try:
+        run_forward(
+            listen=listen,
+            out=out if out is None or str(out).endswith("/") or out.is_dir() else Path(f"{out}/"),
+            redact=not no_redact,
+            intercept=frozenset(intercept),
+            keep_ca=keep_ca,
+            record_as=dict(item.rpartition("=")[::2] for item in record_as) if record_as else None,
+            on_overload=on_overload,
+            max_size=max_size,
+            tls=tls,
+            limits=settings["limits"],
+        )
+    except BadUpstream as exc:
+        raise click.BadParameter(str(exc)) from None
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
@@ -331,7 +421,7 @@ def check(recording: Path, expectations: Path, junit_xml: Path | None, summary: 
     """Check a recording (or session folder) against expectations; exit 1 if any fails, 2 on a bad file."""
     from wiretap.judge.check import check as run_checks
     from wiretap.judge.check import load_expectations
-    from wiretap.wrap.folders import is_session
+    from wiretap.recording.folders import is_session
 
     judged = run_checks(recording, load_expectations(expectations))
     failed = [j for j in judged if not j.outcome.ok]
@@ -487,7 +577,7 @@ def sessions(
     pruning = {"--keep": keep is not None, "--older-than": older_than is not None, "--dry-run": dry_run}
     if given := [name for name, is_given in pruning.items() if is_given]:
         raise BadInput(f"{given[0]} goes with --prune")
-    from wiretap.wrap.folders import recent_sessions
+    from wiretap.recording.folders import recent_sessions
 
     found = recent_sessions(root, limit or 20)
     if not found:
@@ -529,16 +619,24 @@ def _prune_sessions(root: Path, keep: str | None, older_than: str | None, dry_ru
     help="Session folder (if it holds an earlier session: a new one beside it, NAME.1, NAME.2…).",
 )
 @click.option("--ui", "with_ui", is_flag=True, help="Also serve the live view (wiretap ui); its URL goes to stderr.")
+@click.option(
+    "--reverse",
+    is_flag=True,
+    help="Give HTTP servers a proxy URL each instead of one forward proxy (OAuth-protected servers refuse it).",
+)
 @click.option(*MAX_SIZE_OPTION[0], **MAX_SIZE_OPTION[1])
 @click.argument("client", nargs=-1, required=True, type=click.UNPROCESSED)
 @otlp_options
-def wrap(out: Path | None, client: tuple[str, ...], max_size: int, with_ui: bool = False) -> None:
+def wrap(
+    out: Path | None, client: tuple[str, ...], max_size: int, with_ui: bool = False, reverse: bool = False
+) -> None:
     """Run an MCP client with every server it uses tapped: wiretap -- claude [ARGS...]"""
     from wiretap.ui.beside import start_ui_beside
     from wiretap.wrap.session import ClientNotStarted, Session
 
     try:
-        session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ, max_size=max_size)
+        session = Session(list(client), out=out, cwd=Path.cwd(), env=os.environ, max_size=max_size, reverse=reverse)
+        session.client_env = client_env(session.client.NAME, os.environ)
         if with_ui:
             start_ui_beside(session.folder)
         follow_session(session.folder)
@@ -553,7 +651,7 @@ def wrap(out: Path | None, client: tuple[str, ...], max_size: int, with_ui: bool
 def _recordings_of(path: Path) -> list[tuple[str, Path]]:
     """A recording, or a session folder's recordings with a heading each."""
     if path.is_dir():
-        from wiretap.wrap.folders import open_session
+        from wiretap.recording.folders import open_session
 
         session = open_session(path)
         return [(f"{server['name']} ({server['transport']}): {file}", file) for server, file in session.recordings_of()]

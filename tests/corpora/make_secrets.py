@@ -108,6 +108,15 @@ def build() -> None:
     )
     body = rnd(64, B64)
     add("pem-escaped-newlines", "-----BEGIN PRIVATE KEY-----\\n{}\\n-----END PRIVATE KEY-----", body)
+    redirect = "redirect_uri=http%3A%2F%2Flocalhost%3A8090%2Fcallback"
+    token_request = "grant_type=authorization_code&code={}&" + redirect + "&client_id=c1"
+    add("oauth-code-in-token-request", token_request, rnd(32, URLSAFE))
+    add("oauth-code-verifier", "grant_type=authorization_code&code_verifier={}&client_id=c1", rnd(43, URLSAFE))
+    add("oauth-code-in-callback", "http://localhost:8090/callback?code={}&state=af0ifjsldkj", rnd(24, URLSAFE))
+    add("oauth-refresh-token", "grant_type=refresh_token&refresh_token={}&client_id=c1", rnd(32, URLSAFE))
+    add("oauth-client-secret-form", "grant_type=client_credentials&client_secret={}", rnd(32, URLSAFE))
+    add("oauth-code-in-redirect-body", "Found. Redirecting to http://localhost:8766/cb?code={}", rnd(36, URLSAFE))
+    add("json-id-token", '{"id_token": "{}", "token_type": "Bearer"}', rnd(40, URLSAFE))
 
 
 if __name__ == "__main__":

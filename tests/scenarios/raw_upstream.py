@@ -8,12 +8,13 @@
 from __future__ import annotations
 
 import json
-import threading
 import zlib
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from scenarios.threaded_http import Served, ThreadedHTTP
 
 BOMB_INFLATED = 160 << 20
 
@@ -35,14 +36,14 @@ def sse_event(n: int) -> bytes:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
+    server: Served
 
     def log_message(self, *args: Any) -> None:
         pass
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        self.server.bodies.append(body)
+        self.server.seen.append(body)
         reply = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"received": len(body)}}).encode()
         self._send(200, reply, {"Content-Type": "application/json"})
 
@@ -76,26 +77,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    bodies: list[bytes]
-
-
-class RawUpstream:
+class RawUpstream(ThreadedHTTP):
     def __init__(self) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.bodies = []
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(_Handler)
 
     @property
-    def bodies(self) -> list[bytes]:
-        return self._server.bodies
-
-    def __enter__(self) -> RawUpstream:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def bodies(self) -> list[Any]:
+        return self.seen

@@ -112,7 +112,7 @@ class Conversation:
         elif kind == Kind.HTTP_RESPONSE and isinstance(event.get("ex"), int):
             self._status[event["ex"]] = int(event.get("status", 0))
         elif kind == Kind.HTTP_END and isinstance(event.get("ex"), int):
-            self._end_of_exchange(event["ex"])
+            self._end_of_exchange(event["ex"], float(event.get("t", 0.0)))
         if kind != Kind.MESSAGE:
             yield event
             return
@@ -220,9 +220,17 @@ class Conversation:
             request.answered_by(response)
         return response
 
-    def _end_of_exchange(self, ex: int) -> None:
+    def _end_of_exchange(self, ex: int, t: float) -> None:
         self._a2a_version.pop(ex, None)
-        self._status.pop(ex, None)
+        status = self._status.pop(ex, None)
+        if status is not None and status >= 400:
+            # Refused at the HTTP level (an OAuth 401, a 404): answered, with no JSON-RPC response to come.
+            for waiting in self._open.in_exchange(ex):
+                self._open.close(waiting)
+                asked = waiting.item
+                if asked.answered_at is None:
+                    error = {"code": status, "message": f"HTTP {status}"}
+                    asked.answered_by(Message(t, "", RESPONSE, asked.method, asked.id, error=error, ex=ex))
         request = self._rest_open.get(ex)
         if request is not None and request.answered_at is not None:
             del self._rest_open[ex]

@@ -3,17 +3,33 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from wiretap.render.plural import plural
+from wiretap.plural import plural
 
 if TYPE_CHECKING:
     from wiretap.analysis.conversation import Message
     from wiretap.analysis.limits import ClientLimit
-    from wiretap.analysis.tasks import Task
+    from wiretap.analysis.model import HeaderMismatch
+    from wiretap.analysis.states import State
+    from wiretap.wire.versions import ProtocolVersion
 
 ERROR, WARNING, INFO = "error", "warning", "info"
+HEADER_MISMATCH_CODE = -32020
 SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
+
+
+class Task(Protocol):
+    """What a finding reads of a task (``analysis.tasks.Task``), so findings stay a leaf."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def state(self) -> State | None: ...
+
+    @property
+    def not_found_at(self) -> float | None: ...
 
 
 @dataclass
@@ -25,6 +41,7 @@ class Finding:
     times: list[float] = field(default_factory=list)
     task: str | None = None
     count: int = 1
+    header: HeaderMismatch | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +52,7 @@ class Finding:
             "times": [round(t, 3) for t in self.times],
             "task": self.task,
             "count": self.count,
+            **({"header": self.header} if self.header is not None else {}),
         }
 
 
@@ -268,8 +286,110 @@ class Findings:
             ),
         )
 
+    def stdout_not_json(self, severity: str, message: str, times: list[float], count: int) -> None:
+        finding = Finding(
+            "stdout-not-json",
+            severity,
+            message,
+            "Write only JSON-RPC messages to stdout and send logs to stderr: many clients drop the "
+            "connection at the first line on stdout that is not JSON-RPC.",
+            times,
+        )
+        finding.count = count
+        self._add(None, finding)
+
+    def slow_start(self, severity: str, message: str, times: list[float]) -> None:
+        self._add(
+            None,
+            Finding(
+                "slow-start",
+                severity,
+                message,
+                "Answer the handshake first and do slow set-up (downloads, indexes, connections) afterwards, "
+                "or raise the client's startup limit.",
+                times,
+            ),
+        )
+
+    def start_failed(self, message: str, times: list[float], stderr: list[str]) -> None:
+        said = f"; its last stderr lines: {' | '.join(stderr)}" if stderr else "; it wrote nothing on stderr"
+        self._add(
+            None,
+            Finding(
+                "start-failed",
+                ERROR,
+                message + said,
+                "Run the server's command by hand to see it start; its stderr says why it stopped. If it is only "
+                "slow, answer the handshake sooner or raise the client's startup limit.",
+                times,
+            ),
+        )
+
+    def header_body_mismatch(self, found: HeaderMismatch) -> None:
+        answered = found.status_at if found.status is not None else found.error_at
+        self._add(
+            f"{found.header}:{found.sent}:{found.field}:{found.body}",
+            Finding(
+                "header-body-mismatch",
+                ERROR,
+                f"{found.method} #{found.id}: {_header_said(found)}, the body's {found.field} is {found.body!r}; "
+                f"{_answer(found)}",
+                "Mirror the body exactly: Mcp-Method = method, Mcp-Name = params.name or params.uri "
+                "(=?base64?…?= of its UTF-8 bytes, padded, when not plain ASCII), MCP-Protocol-Version = the "
+                "_meta version; a 2026-07-28 server answers a mismatch with 400 and -32020.",
+                [found.t] + ([answered] if answered is not None else []),
+                header=found,
+            ),
+        )
+
+    def unknown_protocol_version(self, version: ProtocolVersion, t: float, where: str) -> None:
+        self._add(
+            f"{version.text}",
+            Finding(
+                "unknown-protocol-version",
+                INFO,
+                f"the protocol version {version.describe()} was sent in {where}",
+                "Use a published revision (2024-11-05 … 2026-07-28): a server that does not know a version "
+                "rejects it, and wiretap cannot tell which era's rules apply.",
+                [t],
+            ),
+        )
+
 
 def _call(request: Message) -> str:
     """``tools/call #5 (slow)``."""
     name = request.params.get("name") if request.method == "tools/call" else None
     return f"{request.method} #{request.id}" + (f" ({name})" if isinstance(name, str) else "")
+
+
+def _header_said(found: HeaderMismatch) -> str:
+    if found.sent is None:
+        return f"{found.header} is missing"
+    if found.decoded is None:
+        return f"{found.header} {found.sent!r} cannot be decoded ({found.problem})"
+    said = f"{found.header} {found.sent!r}" + (f" decodes to {found.decoded!r}" if found.sent != found.decoded else "")
+    if found.decoded == found.body:
+        return f"{said} only when read leniently ({found.problem})"
+    return said + (f" ({found.problem})" if found.problem else "")
+
+
+def _answer(found: HeaderMismatch) -> str:
+    code = f" with error {found.error_code}" if found.error_code is not None else ""
+    status = f" HTTP {found.status}" if found.status is not None else ""
+    if not code and not status:
+        return "no answer was recorded"
+    rejected = (found.status or 0) >= 400 or found.error_code == HEADER_MISMATCH_CODE
+    return f"the server {'rejected it:' if rejected else 'answered'}{status}{code}"
+
+
+def never_contacted(server: str, transport: str, started: bool) -> Finding:
+    """A server the client was configured with that it never spoke to in the session (one per server)."""
+    how = "its proxy ran, but the client sent it nothing" if started else "the client never started it"
+    advice = (
+        "The client had this server and did not use it: look for it in the client's own MCP list (a failed "
+        "connection, a server it skipped or never contacts, such as an http server it silently ignores) "
+        "before blaming the server."
+    )
+    return Finding(
+        "never-contacted", WARNING, f"{server} ({transport}) was configured but never contacted: {how}", advice
+    )

@@ -69,7 +69,57 @@ GIVE_UP_LIMITS: tuple[ClientLimit, ...] = (
     ),
 )
 
-LIMITS: tuple[ClientLimit, ...] = (*GIVE_UP_LIMITS,)
+
+STARTUP_LIMITS: tuple[ClientLimit, ...] = (
+    # Startup: from spawn (or the first connection) to the answer of the handshake.
+    ClientLimit(
+        "claude-code",
+        Limit.STARTUP,
+        30.0,
+        "https://code.claude.com/docs/en/mcp",
+        setting="MCP_TIMEOUT",
+        unit_s=0.001,
+    ),
+    ClientLimit(
+        "codex-mcp-client",
+        Limit.STARTUP,
+        10.0,
+        "https://github.com/openai/codex/blob/main/codex-rs/core/src/mcp_connection_manager.rs",
+        setting="startup_timeout_sec",
+    ),
+    ClientLimit(
+        "gemini-cli-mcp-client",
+        Limit.STARTUP,
+        600.0,
+        "https://github.com/google-gemini/gemini-cli/blob/main/packages/core/src/tools/mcp-client.ts",
+        setting="timeout",
+        unit_s=0.001,
+    ),
+)
+
+LIMITS: tuple[ClientLimit, ...] = (*STARTUP_LIMITS, *GIVE_UP_LIMITS)
+
+WRAPPED_CLIENTS = {"Claude Code": "claude-code", "Codex": "codex-mcp-client", "Gemini CLI": "gemini-cli-mcp-client"}
+"""A session manifest's ``client`` (the wrapper's name) → the ``clientInfo`` name its rows use."""
+
+
+def _settings() -> set[str]:
+    return {row.setting for row in LIMITS if row.setting}
+
+
+def limits_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment variables (upper-case settings) of the table that are set: what a session records."""
+    return {name: env[name] for name in sorted(_settings()) if name.isupper() and name in env}
+
+
+def server_limits(entry: Mapping[str, object]) -> dict[str, str]:
+    """The config keys of the table (lower-case settings) that a server's entry sets to a number."""
+    found = {}
+    for key in sorted(_settings()):
+        value = entry.get(key)
+        if not key.isupper() and isinstance(value, int | float) and not isinstance(value, bool):
+            found[key] = str(value)
+    return found
 
 
 def _version_at_least(version: str | None, since: str | None) -> bool:

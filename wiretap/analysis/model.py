@@ -76,6 +76,8 @@ class RecordingInfo:
     """Why the recording is not complete (still being written, or without an end event); None when it is."""
     capped: Capped | None = field(default=None, metadata={"omit_none": True})
     """Present when the recording reached its size cap."""
+    imported: str | None = field(default=None, metadata={"omit_none": True})
+    """For a recording rebuilt from a client's logs (``wiretap import``), where from (``claude-code``)."""
 
 
 @dataclass
@@ -257,6 +259,60 @@ class Verdicts:
 
 
 @dataclass
+class HeaderMismatch:
+    """A 2026-07-28 request header that does not say what the JSON-RPC body says (header-body-mismatch)."""
+
+    header: str
+    """``Mcp-Method``, ``Mcp-Name`` or ``MCP-Protocol-Version``."""
+    sent: str | None
+    """The header as sent; None when it was missing."""
+    decoded: str | None
+    """What it stands for once decoded (``=?base64?…?=``); None when missing or undecodable."""
+    problem: str | None
+    """How it breaks the encoding rules, if it does."""
+    field: str
+    """The body field it mirrors: ``method``, ``params.name``, ``params.uri``, ``params.taskId``, ``params._meta…``."""
+    body: str
+    """That field's value."""
+    method: str
+    id: Any
+    t: float
+    """When the request's body was recorded."""
+    status: int | None
+    """The HTTP status the server answered with; None when none was recorded."""
+    status_at: float | None
+    error_code: int | None
+    """The JSON-RPC error code of its answer, if an error."""
+    error_at: float | None
+
+
+@dataclass
+class OAuthStep:
+    t: float
+    step: str
+    """challenge, resource metadata, server metadata, registration, authorization, token, refresh."""
+    method: str
+    path: str
+    status: int | None
+    detail: str | None = field(default=None, metadata={"omit_none": True})
+    """Why it failed (the server's ``error`` and ``error_description``), or what it said."""
+
+
+@dataclass
+class AuthorizationRow:
+    steps: list[OAuthStep]
+    resource: str | None = None
+    """The protected resource metadata's ``resource``."""
+    authorization_servers: list[str] = field(default_factory=list)
+    scopes: list[str] = field(default_factory=list)
+    grants: list[str] = field(default_factory=list)
+    """The grant types of the token requests, in order."""
+    refreshed: list[float] = field(default_factory=list)
+    """When a token was refreshed (the times of ``grant_type=refresh_token`` requests)."""
+    server: str | None = field(default=None, metadata={"omit_none": True})
+
+
+@dataclass
 class FindingRow:
     code: str
     severity: str
@@ -266,6 +322,8 @@ class FindingRow:
     task: str | None
     count: int
     server: str | None = field(default=None, metadata={"omit_none": True})
+    header: HeaderMismatch | None = field(default=None, metadata={"omit_none": True})
+    """For ``header-body-mismatch``: the header, its decoded value and the body's, and the server's answer."""
 
 
 @dataclass
@@ -286,6 +344,8 @@ class Report:
     findings: list[FindingRow]
     servers: list[str] = field(default_factory=list)
     """The servers whose recordings this report covers (a session); empty for a lone recording."""
+    authorization: list[AuthorizationRow] = field(default_factory=list)
+    """The OAuth authorization flow each recording shows (a session: one per server that had one)."""
     activity: Any = field(default=None, metadata={"json": False})
     """``analysis.activity.Activity``: the traffic per connection, for the timeline."""
     rows: list[Any] = field(default_factory=list, metadata={"json": False})

@@ -7,13 +7,13 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from wiretap.recording.events import Direction, Event, Kind
+from wiretap.wire.versions import Era, parse_version
 
 if TYPE_CHECKING:
     from wiretap.analysis.profile import Handshake, HttpTraits, ServerRequest, Shutdown, Step
 
 HANDSHAKES = ("initialize", "server/discover")
 LONG_LIVED = frozenset({"subscriptions/listen"})
-STATELESS_FROM = "2026-07-28"
 META = "io.modelcontextprotocol/"
 TOGETHER = 0.010
 
@@ -33,9 +33,11 @@ def _type(value: Any) -> str:
 
 
 def era(version: str | None) -> str:
-    if not version:
+    """The era a protocol version belongs to, by ``wire.versions`` (a pre-release by the revision it precedes)."""
+    parsed = parse_version(version) if version else None
+    if parsed is None or parsed.era is Era.UNKNOWN:
         return "unknown"
-    return "stateless (2026-07-28 on)" if version >= STATELESS_FROM else "session (initialize, up to 2025-11-25)"
+    return "stateless (2026-07-28 on)" if parsed.modern else "session (initialize, up to 2025-11-25)"
 
 
 def _answer(method: str, body: dict[str, Any]) -> str:

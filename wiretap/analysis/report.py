@@ -17,29 +17,44 @@ from wiretap.analysis.conversation import Conversation, Message, OtherBody
 from wiretap.analysis.exits import ExitWatch
 from wiretap.analysis.findings import Findings
 from wiretap.analysis.give_up import ClientLimits, GiveUps
+from wiretap.analysis.header_check import HeaderCheck, VersionWatch
+from wiretap.analysis.imported import ObservedFacts, mark_imported
 from wiretap.analysis.methods import method_of
 from wiretap.analysis.model import FIGURES, REPORT_FORMAT, Report
+from wiretap.analysis.oauth import OAuthWatch
 from wiretap.analysis.observe import Observer
 from wiretap.analysis.questions import Question, QuestionLog, measure, task_questions, touches
 from wiretap.analysis.shutdown import shutdown_verdict
+from wiretap.analysis.startup import Startup
 from wiretap.analysis.stats import Distribution
 from wiretap.analysis.tasks import Task, TaskTracker
 from wiretap.analysis.traffic import Traffic
+from wiretap.plural import plural
 from wiretap.recording.complete import WAIT_FOR_END
 from wiretap.recording.events import Event
 from wiretap.recording.reader import open_recording
-from wiretap.render.plural import plural
 
 __all__ = ["REPORT_FORMAT", "Analysis", "analyse", "build_report", "pattern", "report_recording"]
+Limits = tuple[str | None, dict[str, str]]
+"""A session's client (its ``clientInfo`` name) and the settings of its limits."""
 LONG_LIVED = frozenset({"subscriptions/listen"})
 """Requests that stay open by design until the client goes away (2026-07-28 notification streams)."""
-CANCEL_BEFORE_EXIT = 5.0
-"""Seconds before the client left in which cancelling a task counts as cancelling it on exit."""
+CANCEL_BEFORE_EXIT = 0.5
+"""Seconds before the client left in which cancelling a task counts as cancelling it on exit: a client
+cancelling on its way out does so as it closes; a cancel earlier than that (TaskStop) is a stop during the
+session."""
+AT_ONCE = 0.05
+"""A question cancelled within this many seconds of opening was never shown to anyone."""
 POLL_RULE = "Claude Code's rule: the server's interval clamped to 250 ms–30 s; 2 s when the server gives none"
 
 
 def applied_poll_ms(requested: int | None) -> int:
     return 2000 if requested is None else max(250, min(30_000, requested))
+
+
+def _cancel_ended(task: Task) -> bool:
+    ended = task.terminal_at if task.terminal_at is not None else task.cancel_answered_at
+    return bool(task.cancels) and ended is not None and task.cancels[0][0] <= ended
 
 
 def _r(value: float | None, digits: int = 3) -> float | None:
@@ -94,14 +109,17 @@ class Analysis:
         self.traffic = Traffic()
         self.activity = Activity(transport) if timeline else None
         self.observer = Observer()
+        self.observed = ObservedFacts()
+        self.headers, self.versions = HeaderCheck(self.findings), VersionWatch(self.findings)
+        self.oauth = OAuthWatch()
+        self.startup = Startup(transport)
+        self.limit_settings: dict[str, str] = {}
+        """The session's settings of client limits (``limits_env`` and the server's ``limits``)."""
+        self.session_client: str | None = None
         self.client_exited: float | None = None
         """From a session manifest, on the recording's clock."""
         self.give_ups = GiveUps()
         self.transport = transport
-        self.limits_env: dict[str, str] | None = None
-        """A session manifest's ``limits_env``: the client's limit settings as its environment set them."""
-        self.client_hint: str | None = None
-        """A session manifest's client name, for a recording without a handshake."""
         self.events = 0
         self.keep_rows = keep_rows
         self.rows: list[Any] = []
@@ -120,6 +138,11 @@ class Analysis:
         self.exits.feed(event)
         self.give_ups.feed_event(event)
         self.observer.feed(event)
+        self.observed.feed(event)
+        self.headers.feed(event)
+        self.versions.feed(event)
+        self.oauth.feed(event)
+        self.startup.feed(event)
         self.traffic.feed_event(event)
         if self.activity is not None:
             self.activity.feed(event)
@@ -134,6 +157,7 @@ class Analysis:
         for item in self.conversation.feed(event):
             if isinstance(item, Message):
                 self.traffic.feed(item)
+                self.startup.message(item)
                 self.tasks.feed(item)
                 self.questions.feed(item)
                 self.give_ups.feed(item, self.conversation)
@@ -144,9 +168,14 @@ class Analysis:
         end = self.exits.end_t
         self.exits.finish()
         self.tasks.finish(end)
+        self.headers.finish()
         for request in self.conversation.pending():
             if request.method not in LONG_LIVED:
                 self.findings.unanswered(request)
+        if self.client_exited is not None:
+            self.startup.client_exited(self.client_exited)
+        self.startup.finish(self.findings, self.limit_settings, self.session_client)
+        authorization = self.oauth.finish(self.findings)
         self.give_ups.finish(self.findings, self._client_limits(), end)
         tasks = sorted(self.tasks.tasks.values(), key=lambda task: task.created_at)
         questions = self._questions(tasks, end)
@@ -176,16 +205,19 @@ class Analysis:
             questions=[self._question(q) for q in questions],
             verdicts=model.Verdicts(
                 poll_intervals=self._poll_verdict(tasks, questions, end),
-                cancel_on_exit=self._cancel_verdict(task_rows),
+                cancel_on_exit=self._cancel_verdict(task_rows, questions),
                 elicitation_gaps=self._question_verdict(questions),
                 shutdown=shutdown_verdict(self.observer.shutdown(self.client_exited)),
             ),
             findings=[model.FindingRow(**f.as_dict()) for f in self.findings.all()],
+            authorization=[authorization] if authorization is not None else [],
             activity=self.activity,
             rows=self.rows,
             rows_left_out=self.rows_left_out,
             methods=self.methods,
         )
+        if header.get("imported"):
+            mark_imported(report, header, self.observed)
         if capped is not None:
             for _, _, verdict in report.verdicts.titled():
                 verdict.verdict += f" {capped_note(capped)}"
@@ -193,8 +225,8 @@ class Analysis:
 
     def _client_limits(self) -> ClientLimits:
         handshake = self.observer.handshake()
-        client = handshake.client_name or self.client_hint
-        return ClientLimits.of(client, handshake.client_version, self.transport, self.limits_env)
+        client = handshake.client_name or self.session_client
+        return ClientLimits.of(client, handshake.client_version, self.transport, self.limit_settings)
 
     def _capped(self) -> model.Capped | None:
         """The recording's cap, and its finding (before the findings are listed)."""
@@ -257,9 +289,7 @@ class Analysis:
             terminal=task.terminal_at is not None,
             live_at_client_exit=live,
             cancels=[model.Via(_f(t), via) for t, via in task.cancels],
-            cancelled_by_client_at=_r(task.cancels[0][0])
-            if task.cancels and task.terminal_at is not None and task.cancels[0][0] <= task.terminal_at
-            else None,
+            cancelled_by_client_at=_r(task.cancels[0][0]) if _cancel_ended(task) else None,
             refused=[model.Refusal(_f(t), via, code) for t, via, code in task.refused],
             answers=[model.Via(_f(t), via) for t, via in task.answers],
             median_interval=_r(summary.median) if summary else None,
@@ -338,7 +368,7 @@ class Analysis:
             requested_poll_ms=max(set(asked), key=asked.count) if asked else None,
         )
 
-    def _cancel_verdict(self, task_rows: list[model.TaskRow]) -> model.CancelVerdict:
+    def _cancel_verdict(self, task_rows: list[model.TaskRow], questions: list[Question]) -> model.CancelVerdict:
         client = self.exits.client
         if client is None:
             return model.CancelVerdict("Unknown: the recording does not show the client going away.", [])
@@ -351,13 +381,25 @@ class Analysis:
         live = [row for row in task_rows if row.live_at_client_exit]
         # A task the client cancelled on its way out had ended by the time it left: not live at exit (as
         # tasks[] says), but credited as cancelled on exit.
+        # A cancel that answered a question the moment it opened (a headless client) is that answer, not an exit.
+        at_once = {
+            q.task for q in questions if q.cancelled_instead and q.closed is not None and q.closed - q.opened <= AT_ONCE
+        }
         way_out = [
             row
             for row in task_rows
             if not row.live_at_client_exit
+            and row.id not in at_once
             and row.cancelled_by_client_at is not None
             and client.t - row.cancelled_by_client_at <= CANCEL_BEFORE_EXIT
         ]
+        stopped = [
+            row
+            for row in task_rows
+            if row.cancelled_by_client_at is not None and row not in way_out and not row.live_at_client_exit
+        ]
+        headless = [row for row in stopped if row.id in at_once]
+        stopped = [row for row in stopped if row.id not in at_once]
         cancelled = [row for row in live if row.cancels] + way_out
         went = f"The client went away at {client.t:.2f} s ({client.how})"
         if live:
@@ -371,6 +413,17 @@ class Analysis:
             verdict = f"{went} with no live task"
         if way_out:
             verdict += f", having cancelled {plural(len(way_out), 'task')} on its way out"
+        if stopped:
+            before = min(client.t - (row.cancelled_by_client_at or 0.0) for row in stopped)
+            verdict += (
+                f"; it had stopped {plural(len(stopped), 'task')} during the session"
+                f" ({before:.2f} s or more before leaving: not a cancel on exit)"
+            )
+        if headless:
+            verdict += (
+                f"; it cancelled {plural(len(headless), 'task')} the moment a question opened"
+                " (a headless client cannot show it), not on exit"
+            )
         verdict += f"{server_text}."
         evidence = list(client.evidence)
         for row in [*live, *way_out]:
@@ -397,6 +450,11 @@ class Analysis:
         )
         if worst.answered_by is None:
             answered = "; never answered"
+        elif worst.cancelled_instead and worst.closed is not None and worst.closed - worst.opened <= AT_ONCE:
+            answered = (
+                f"; cancelled at once by {worst.answered_by}, {(worst.closed - worst.opened) * 1000:.0f} ms after"
+                " it opened: the client never showed the question (a headless client)"
+            )
         else:
             answered = f"; {'cancelled instead by' if worst.cancelled_instead else 'answered by'} {worst.answered_by}"
         verdict = (
@@ -440,7 +498,7 @@ def build_report(
     clock_origin: float | None = None,
     timeline: bool = False,
     wait: float | None = WAIT_FOR_END,
-    manifest: dict[str, Any] | None = None,
+    limits: Limits | None = None,
 ) -> Report:
     """Stream one recording once through every analysis into the report model. Raises NotARecording / OSError.
 
@@ -449,8 +507,8 @@ def build_report(
     timeline rows to keep for a page that lists the messages; ``timeline``: gather the traffic per
     connection for a picture (it grows with the recording). ``clock_origin``: t = 0 on the machine's
     monotonic clock (a session's client start): every time in the report is then on that clock. ``wait``:
-    how long to wait for a recording still being finished (``open_recording``). ``manifest``: a session's,
-    for the client's name and limit settings (``limits_env``).
+    how long to wait for a recording still being finished (``open_recording``). ``limits``: the session's
+    client and its limit settings, for the findings that judge a start against the client's limit.
     """
     return analyse_into_model(
         path,
@@ -460,7 +518,7 @@ def build_report(
         clock_origin=clock_origin,
         timeline=timeline,
         wait=wait,
-        manifest=manifest,
+        limits=limits,
     )[0]
 
 
@@ -473,16 +531,17 @@ def analyse_into_model(
     clock_origin: float | None = None,
     timeline: bool = False,
     wait: float | None = WAIT_FOR_END,
-    manifest: dict[str, Any] | None = None,
+    limits: Limits | None = None,
 ) -> tuple[Report, Analysis, Event]:
     """``build_report``, with the analysis behind the report (a behaviour profile reads the same single
     pass) and the recording's header."""
     with open_recording(path, wait=wait) as reader:
         analysis = Analysis(str(reader.header.get("transport", "stdio")), keep_rows, keep_methods, timeline)
+        if limits is not None:
+            analysis.session_client, analysis.limit_settings = limits
         found = reader.header.get("monotonic_origin")
         origin = float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
         offset = origin - clock_origin if clock_origin is not None and origin is not None else 0.0
-        analysis.limits_env, analysis.client_hint = _from_manifest(manifest)
         if client_exited_monotonic is not None and origin is not None:
             zero = clock_origin if clock_origin is not None else origin
             analysis.give_ups.client_exit = client_exited_monotonic - zero
@@ -497,17 +556,6 @@ def analyse_into_model(
         if not reader.completion.complete:
             report.recording.incomplete = reader.completion.describe()
         return report, analysis, reader.header
-
-
-def _from_manifest(manifest: dict[str, Any] | None) -> tuple[dict[str, str] | None, str | None]:
-    """A session manifest's limit settings and the client's handshake name."""
-    if manifest is None:
-        return None, None
-    found = manifest.get("limits_env")
-    settings = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
-    info = manifest.get("client_info")
-    name = info.get("name") if isinstance(info, dict) else None
-    return settings, str(name) if name else None
 
 
 def report_recording(path: Path, *, client_exited_monotonic: float | None = None) -> dict[str, Any]:

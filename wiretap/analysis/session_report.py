@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.analysis import model
+from wiretap.analysis.findings import never_contacted
+from wiretap.analysis.limits import WRAPPED_CLIENTS
 from wiretap.analysis.model import Report
 from wiretap.analysis.report import POLL_RULE, build_report
-from wiretap.render.plural import plural
-from wiretap.wrap.folders import open_session
+from wiretap.plural import plural
+from wiretap.recording.folders import open_session
 
 
 def client_start(manifest: dict[str, Any]) -> float | None:
@@ -42,10 +44,38 @@ def build_session_report(
             keep_rows=keep_rows,
             clock_origin=origin,
             timeline=timeline,
-            manifest=session.manifest,
+            limits=session_limits(session.manifest, info),
         )
         parts.append(_tagged(part, str(info.get("name"))))
-    return merge(parts, folder, session.manifest, keep_rows)
+    report = merge(parts, folder, session.manifest, keep_rows)
+    report.findings += _never_contacted(session.manifest, server)
+    return report
+
+
+def _never_contacted(manifest: dict[str, Any], only: str | None) -> list[model.FindingRow]:
+    """The wrapped servers the client never spoke to: no recording at all, or one without a message."""
+    if manifest.get("running") or manifest.get("imported"):
+        return []  # an imported session's recordings hold no messages: silence says nothing
+    rows = []
+    for info in manifest.get("servers") or []:
+        name = str(info.get("name"))
+        if only in (None, name) and info.get("messages") == 0:
+            found = never_contacted(name, str(info.get("transport")), bool(info.get("recordings")))
+            rows.append(model.FindingRow(**found.as_dict(), server=name))
+    return rows
+
+
+def session_limits(manifest: dict[str, Any], server: dict[str, Any]) -> tuple[str | None, dict[str, str]]:
+    """The client that ran (as its handshake names it) and the settings of its limits: the environment's
+    (``limits_env``), then the server's own config (``limits``)."""
+    info = manifest.get("client_info")
+    name = info.get("name") if isinstance(info, dict) else None
+    client = name if isinstance(name, str) and name else WRAPPED_CLIENTS.get(str(manifest.get("client")))
+    settings: dict[str, str] = {}
+    for found in (manifest.get("limits_env"), server.get("limits")):
+        if isinstance(found, dict):
+            settings |= {str(k): str(v) for k, v in found.items()}
+    return client, settings
 
 
 def _tagged(part: Report, name: str) -> Report:
@@ -100,6 +130,7 @@ def merge(parts: list[Report], folder: Path, manifest: dict[str, Any], keep_rows
         verdicts=_verdicts(parts),
         findings=[f for p in parts for f in p.findings],
         servers=names,
+        authorization=[replace(a, server=p.recording.server) for p in parts for a in p.authorization],
         rows=rows[:keep_rows],
         rows_left_out=max(0, len(rows) - keep_rows) + sum(p.rows_left_out for p in parts),
         parts=parts,

@@ -12,7 +12,7 @@ import click
 from wiretap.errors import BadInput
 from wiretap.export.xmlsafe import encodable, xml_safe
 from wiretap.files import write_private
-from wiretap.wrap.folders import is_session, open_session
+from wiretap.recording.folders import is_session, open_session
 
 FORMATS = ("svg", "mermaid", "har", "html", "otlp")
 _BY_SUFFIX = {".svg": "svg", ".mmd": "mermaid", ".mermaid": "mermaid", ".har": "har", ".html": "html", ".htm": "html"}

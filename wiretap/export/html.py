@@ -15,7 +15,7 @@ from typing import Any
 from wiretap.analysis.model import Report
 from wiretap.export.lanes import timeline_of
 from wiretap.export.svg import render_svg
-from wiretap.render.plural import plural
+from wiretap.plural import plural
 from wiretap.render.report_text import capped, counts
 from wiretap.render.tables import SPECS, fmt, html_table
 

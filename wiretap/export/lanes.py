@@ -13,7 +13,7 @@ from pathlib import Path
 from wiretap.analysis.activity import Activity, Channel
 from wiretap.analysis.model import FindingRow, QuestionRow, Report, TaskRow, label, seconds, short_id
 from wiretap.analysis.report import build_report
-from wiretap.render.plural import plural
+from wiretap.plural import plural
 
 MAX_TASK_LANES = 12
 """More tasks than this: the busiest are drawn one lane each, the rest folded into one lane."""

@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 
 from wiretap.analysis.report import pattern
 from wiretap.export.sequence import CLIENT, SERVER, Line, Sequence
+from wiretap.plural import plural
 from wiretap.recording.events import Event
 from wiretap.recording.reader import open_recording
-from wiretap.render.plural import plural
 from wiretap.render.timeline import ERR, rows
 
 REPEATED = 3

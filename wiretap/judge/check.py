@@ -8,7 +8,7 @@ from pathlib import Path
 from wiretap.analysis.report import build_report
 from wiretap.judge.expect.checks import CHECKS, VALIDATORS, Facts, Outcome
 from wiretap.judge.expect.schema import BadExpectations, Expectation, Expectations, load
-from wiretap.wrap.folders import open_session
+from wiretap.recording.folders import open_session
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Any
 
 from wiretap.analysis.profile import Profile, ProfileBuilder
 from wiretap.analysis.report import analyse
-from wiretap.wrap.folders import open_session
+from wiretap.recording.folders import open_session
 
 
 @dataclass(frozen=True)

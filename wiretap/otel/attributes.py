@@ -28,6 +28,9 @@ A2A_TASK_TARGETED = frozenset(
     {"GetTask", "CancelTask", "SubscribeToTask", "tasks/get", "tasks/cancel", "tasks/resubscribe"}
 )
 PROTOCOL_META = "io.modelcontextprotocol/protocolVersion"
+TOOL_USE_META = "claudecode/toolUseId"
+"""Claude Code's id of the model's ``tool_use`` block behind a call: the GenAI ``gen_ai.tool.call.id``,
+which Claude Code's own tool span carries too."""
 
 
 def params_of(msg: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +76,13 @@ def mcp_call(method: str, msg: dict[str, Any]) -> tuple[str, Attributes]:
         attributes["mcp.resource.uri"] = uri
     if version := _text(meta_of(params).get(PROTOCOL_META)):
         attributes["mcp.protocol.version"] = version
+    if tool_use := tool_use_id(params):
+        attributes["gen_ai.tool.call.id"] = tool_use
     return (f"{method} {target}" if target else method), attributes
+
+
+def tool_use_id(params: dict[str, Any]) -> str | None:
+    return _text(meta_of(params).get(TOOL_USE_META))
 
 
 def a2a_call(method: str, msg: dict[str, Any]) -> tuple[str, Attributes]:

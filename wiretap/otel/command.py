@@ -11,14 +11,15 @@ from typing import TYPE_CHECKING
 import click
 
 from wiretap.errors import BadInput, ExitStatus
-from wiretap.otel.endpoint import Target, target_from
+from wiretap.otel.endpoint import Target, metrics_target, metrics_wanted, target_from
 from wiretap.otel.resource import resource_attributes
 from wiretap.otel.spans import AttributeValue
+from wiretap.recording.folders import NotASession, is_session
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording
-from wiretap.wrap.folders import NotASession, is_session
 
 if TYPE_CHECKING:
+    from wiretap.otel.metrics import Durations
     from wiretap.otel.push import Sent
 
 
@@ -57,7 +58,9 @@ class Progress:
             self._bar.stop()
 
 
-def push_all(found: list[Path], target: Target, resource: dict[str, AttributeValue]) -> tuple[Sent, list[str]]:
+def push_all(
+    found: list[Path], target: Target, resource: dict[str, AttributeValue], durations: Durations | None = None
+) -> tuple[Sent, list[str]]:
     from wiretap.otel.push import Sent, Unreachable, send
     from wiretap.otel.sources import iter_spans_of
 
@@ -66,7 +69,7 @@ def push_all(found: list[Path], target: Target, resource: dict[str, AttributeVal
     try:
         for path in found:
             try:
-                total.add(send(target, iter_spans_of(path), resource))
+                total.add(send(target, iter_spans_of(path), resource, durations))
             except (NotARecording, NotASession, UnsupportedFormat) as exc:
                 problems.append(str(exc))
             except Unreachable:
@@ -104,9 +107,13 @@ def push_all(found: list[Path], target: Target, resource: dict[str, AttributeVal
     type=click.FloatRange(min=0.1),
     help="Seconds per request (default: OTEL_EXPORTER_OTLP_TIMEOUT, else 10).",
 )
+@click.option(
+    "--metrics", "with_metrics", is_flag=True,
+    help="Also send the MCP duration histograms to /v1/metrics (also OTEL_METRICS_EXPORTER=otlp).",
+)  # fmt: skip
 def otel(
     paths: tuple[Path, ...], endpoint: str | None, headers: tuple[str, ...], service_name: str | None,
-    resource_attributes: str | None, timeout: float | None,
+    resource_attributes: str | None, timeout: float | None, with_metrics: bool = False,
 ) -> None:  # fmt: skip
     """Send recordings to an OpenTelemetry backend as traces (OTLP over HTTP).
 
@@ -119,12 +126,29 @@ def otel(
     found = list(sources(paths))
     if not found:
         raise BadInput(f"no recordings or session folders in {', '.join(map(str, paths))}")
-    sent, problems = push_all(found, target, resource)
+    durations = None
+    if metrics_wanted(os.environ, with_metrics):
+        from wiretap.otel.metrics import Durations
+
+        durations = Durations()
+    sent, problems = push_all(found, target, resource, durations)
     for problem in problems:
         click.echo(f"wiretap: skipped {problem}", err=True)
     click.echo(_summary(sent, len(found) - len(problems), len(found), target.url), err=True)
-    if problems or sent.rejected:
+    points = _push_metrics(metrics_target(os.environ, target), durations, resource) if durations else None
+    if problems or sent.rejected or (points is not None and points.rejected):
         sys.exit(int(ExitStatus.FAILED))
+
+
+def _push_metrics(target: Target, durations: Durations, resource: dict[str, AttributeValue]) -> Sent:
+    from wiretap.otel.push import send_metrics
+
+    points = send_metrics(target, durations, resource)
+    line = f"wiretap: sent {points.accepted} histogram data point(s) to {target.url}"
+    if points.rejected:
+        line += f"; the endpoint refused {points.rejected}" + "".join(f" ({m})" for m in points.messages)
+    click.echo(line, err=True)
+    return points
 
 
 def _resource(service_name: str | None, attributes: str | None) -> dict[str, AttributeValue]:

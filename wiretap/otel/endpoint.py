@@ -12,6 +12,7 @@ ENV = "WIRETAP_OTLP"
 """The resolved settings handed to the live follower process (JSON), kept out of its command line."""
 DEFAULT_ENDPOINT = "http://localhost:4318"
 TRACES_PATH = "/v1/traces"
+METRICS_PATH = "/v1/metrics"
 
 
 @dataclass(frozen=True)
@@ -64,3 +65,15 @@ def target_from(
     for header in headers:
         merged.update(parse_pairs(header, "--header"))
     return Target(traces_url(env, endpoint), merged, timeout_from(env, timeout))
+
+
+def metrics_wanted(env: Mapping[str, str], flag: bool = False) -> bool:
+    """Metrics go out with ``--metrics`` or ``OTEL_METRICS_EXPORTER=otlp``; by default not, as backends that
+    store only traces (Phoenix, Jaeger, Tempo) refuse ``/v1/metrics``."""
+    return flag or "otlp" in env.get("OTEL_METRICS_EXPORTER", "").split(",")
+
+
+def metrics_target(env: Mapping[str, str], traces: Target) -> Target:
+    """``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`` as it is, else the traces URL's base with ``/v1/metrics``."""
+    url = env.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") or traces.url.removesuffix(TRACES_PATH) + METRICS_PATH
+    return Target(_checked(url, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"), traces.headers, traces.timeout)

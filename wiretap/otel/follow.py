@@ -25,11 +25,12 @@ from typing import IO, Any
 from wiretap.analysis.report import report_recording
 from wiretap.otel.endpoint import ENV, Target
 from wiretap.otel.mapping import RecordingMapper
+from wiretap.otel.metrics import Durations
 from wiretap.otel.sender import FLUSH_SECONDS, QUEUE_SPANS, BatchSender
-from wiretap.otel.spans import span_id_for
+from wiretap.otel.spans import Span, span_id_for
 from wiretap.recording.events import Event
+from wiretap.recording.folders import SessionFolder, open_session
 from wiretap.recording.reader import RecordingReader
-from wiretap.wrap.folders import SessionFolder, open_session
 
 POLL_SECONDS = 0.1
 SCAN_SECONDS = 0.5
@@ -70,6 +71,13 @@ class Follower:
         self.announced: set[Path] = set()
         """Recordings wiretap said it writes (on our stdin): done only once each has been read to its end."""
         self._next_scan = 0.0
+        self.durations: Durations | None = None
+        """Fed every span offered, when metrics are wanted: sent once the recordings are done."""
+
+    def offer(self, span: Span, *, essential: bool = False) -> None:
+        if self.durations is not None:
+            self.durations.add_span(span)
+        self.sender.offer(span, essential=essential)
 
     def step(self) -> bool:
         """Read what has landed; True if anything did."""
@@ -147,7 +155,7 @@ class Follower:
                 tailed.partial = b""
         for event in tailed.reader.events(lines):
             for span in tailed.mapper.feed(event):
-                self.sender.offer(span)
+                self.offer(span)
             if event.get("kind") == "end":
                 self._end(tailed)
                 break
@@ -162,9 +170,9 @@ class Follower:
             report = None
         *spans, root = tailed.mapper.finish(report)
         for span in spans:
-            self.sender.offer(span)
+            self.offer(span)
         root.attributes["wiretap.otlp.dropped_spans"] = self.sender.dropped
-        self.sender.offer(root, essential=True)
+        self.offer(root, essential=True)
 
     def _client_exit(self) -> float | None:
         if not self.session:
@@ -184,7 +192,7 @@ class Follower:
         mappers = [t.mapper for t in self.tailed.values()]
         root = session_root_span(folder, mappers)
         root.attributes["wiretap.otlp.dropped_spans"] = self.sender.dropped
-        self.sender.offer(root, essential=True)
+        self.offer(root, essential=True)
 
 
 def _older_than(path: Path, moment: float) -> bool:
@@ -228,6 +236,8 @@ def run(
         session=mode == "session",
         started=started,
     )
+    if settings.get("metrics"):
+        follower.durations = Durations()
     over = threading.Event()
     threading.Thread(target=_until_end_of_input, args=(over, follower.announced), daemon=True).start()
     while not over.is_set() and os.getppid() == parent:
@@ -241,6 +251,9 @@ def run(
             time.sleep(POLL_SECONDS)
     follower.finish()
     unsent = sender.close(float(settings.get("flush") or FLUSH_SECONDS))
+    if follower.durations is not None:
+        metrics = Target(str(settings["metrics"]), target.headers, target.timeout)
+        _send_metrics(metrics, follower.durations, resource, sender)
     for line in sender.deferred:
         print(line, file=stderr, flush=True)
     if sender.dropped or sender.failed or unsent or sender.refused:
@@ -250,6 +263,19 @@ def run(
             file=stderr, flush=True,
         )  # fmt: skip
     return 0
+
+
+def _send_metrics(target: Target, durations: Durations, resource: dict[str, Any], sender: BatchSender) -> None:
+    """Once, at the end: the histograms of everything the follower saw. A problem is said like a span's."""
+    from wiretap.otel.push import Unreachable, send_metrics
+
+    try:
+        points = send_metrics(target, durations, resource)
+    except Unreachable as exc:
+        sender.deferred.append(f"wiretap: otlp metrics: {exc}")
+        return
+    if points.rejected:
+        sender.deferred.append(f"wiretap: otlp metrics: the endpoint refused {points.rejected} data point(s)")
 
 
 def _until_end_of_input(over: threading.Event, announced: set[Path]) -> None:

@@ -46,7 +46,7 @@ def otlp_options(command: F) -> F:
 
 def _resolve(endpoint: str | None) -> dict[str, Any]:
     # (imported here: every wiretap tap start reads this module, and only --otlp needs them)
-    from wiretap.otel.endpoint import target_from
+    from wiretap.otel.endpoint import metrics_target, metrics_wanted, target_from
     from wiretap.otel.protobuf import INSTALL
     from wiretap.otel.resource import BadSetting, resource_attributes
     from wiretap.otel.sender import FLUSH_SECONDS, QUEUE_SPANS
@@ -62,6 +62,7 @@ def _resolve(endpoint: str | None) -> dict[str, Any]:
         "resource": resource_attributes(os.environ),
         "queue": _positive(os.environ, "OTEL_BSP_MAX_QUEUE_SIZE", QUEUE_SPANS),
         "flush": _positive(os.environ, "OTEL_BSP_EXPORT_TIMEOUT", int(FLUSH_SECONDS * 1000)) / 1000,
+        "metrics": metrics_target(os.environ, target).url if metrics_wanted(os.environ) else None,
     }  # fmt: skip
 
 
@@ -75,6 +76,30 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
 
         raise BadSetting(f"{name}: {value!r} is not a positive whole number")
     return int(value)
+
+
+CLAUDE_CODE = "Claude Code"
+CLAUDE_TELEMETRY = {
+    "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+    "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
+    "OTEL_TRACES_EXPORTER": "otlp",
+    # Its HTTP MCP requests carry the tool span's traceparent only with this, when ANTHROPIC_BASE_URL is set.
+    "CLAUDE_CODE_PROPAGATE_TRACEPARENT": "1",
+}
+
+
+def client_env(client: str, env: Mapping[str, str]) -> dict[str, str]:
+    """Under ``--otlp``: the variables that turn on a client's own tracing towards the same endpoint, so its
+    prompt, model and tool spans and wiretap's wire spans are one trace. Only those the user has not set."""
+    if _settings is None or client != CLAUDE_CODE:
+        return {}
+    from wiretap.otel.endpoint import TRACES_PATH
+
+    wanted = dict(CLAUDE_TELEMETRY)
+    if not env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        wanted["OTEL_EXPORTER_OTLP_ENDPOINT"] = str(_settings["url"]).removesuffix(TRACES_PATH)
+        wanted["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/protobuf"
+    return {k: v for k, v in wanted.items() if k not in env}
 
 
 def follow_recording(out: Path | None) -> subprocess.Popen[bytes] | None:

@@ -14,7 +14,7 @@ from typing import Any
 from wiretap import __version__
 from wiretap.otel import attributes as attrs
 from wiretap.otel.report_spans import report_spans
-from wiretap.otel.spans import Link, Span, SpanEvent, SpanKind, span_id_for, trace_id_for
+from wiretap.otel.spans import Link, Span, SpanEvent, SpanKind, parse_traceparent, span_id_for, trace_id_for
 from wiretap.recording.events import Event
 from wiretap.recording.origin import at, origin_ns
 
@@ -31,6 +31,8 @@ class _Exchange:
     session_id: str | None = None
     http_version: str | None = None
     status: int | None = None
+    traceparent: tuple[bytes, bytes] | None = None
+    """The HTTP request's W3C ``traceparent`` header: what Claude Code sends (not ``_meta``)."""
 
 
 @dataclass
@@ -123,6 +125,7 @@ class RecordingMapper:
         exchange.http_version = str(event.get("version") or "") or None
         self._http_version = self._http_version or exchange.http_version
         exchange.session_id = _header(headers, "mcp-session-id")
+        exchange.traceparent = parse_traceparent(_header(headers, "traceparent"))
         if _header(headers, "a2a-version") or str(event.get("path", "")).startswith("/.well-known/agent"):
             self.a2a = True
         if version := _header(headers, "mcp-protocol-version"):
@@ -186,7 +189,8 @@ class RecordingMapper:
         if not a2a:
             self._mcp_context(span, event)
         task = attrs.targeted_task(method, params, a2a)
-        self._place(span, params, task)
+        header = self._exchange(event).traceparent if event.get("dir") == "c2s" else None
+        self._place(span, params, task, header)
         if (token := attrs.meta_of(params).get("progressToken")) is not None and "id" in msg:
             self._progress[attrs.canonical_id(token)] = span
             self._tokens[span.span_id] = attrs.canonical_id(token)
@@ -206,13 +210,21 @@ class RecordingMapper:
         if "mcp.protocol.version" not in span.attributes and self.protocol_version:
             span.attributes["mcp.protocol.version"] = self.protocol_version
 
-    def _place(self, span: Span, params: dict[str, Any], task: str | None) -> None:
-        """The parent: a ``traceparent`` the sender put in ``_meta``, else the task the call is about, else
-        the call whose progress this reports, else the recording."""
-        remote = attrs.traceparent_of(params)
+    def _place(
+        self, span: Span, params: dict[str, Any], task: str | None, header: tuple[bytes, bytes] | None = None
+    ) -> None:
+        """The parent: a ``traceparent`` the sender put in ``_meta`` (the MCP conventions' carrier), else
+        the one in its HTTP request's header, else the task the call is about, else the call whose progress
+        this reports, else the recording. A header that differs from ``_meta`` is the transport's context:
+        linked, as the conventions say."""
+        remote = attrs.traceparent_of(params) or header
         if remote is not None:
             span.trace_id, span.parent_id = remote
             span.links.append(Link(self.trace_id, self.root_id))
+            if header is not None and header != remote:
+                span.links.append(Link(*header))
+            if task is not None:
+                span.attributes["wiretap.task.id"] = task
             return
         if task is not None:
             span.attributes["wiretap.task.id"] = task
@@ -260,7 +272,8 @@ class RecordingMapper:
         if event.get("dir") == "c2s":
             name, attributes = attrs.a2a_rest_call(rest)
             span = self._span(event, name, attributes, str(self._ordinal))
-            self._place(span, {}, rest.get("taskId") if isinstance(rest.get("taskId"), str) else None)
+            task = rest.get("taskId") if isinstance(rest.get("taskId"), str) else None
+            self._place(span, {}, task, self._exchange(event).traceparent)  # (c2s only)
             self._pending[key] = span
             return []
         answered = self._pending.pop(key, None)

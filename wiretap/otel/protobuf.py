@@ -38,6 +38,27 @@ def encode_request(request: dict[str, Any]) -> bytes:
     return bytes(message.SerializeToString())
 
 
+def encode_metrics(request: dict[str, Any]) -> bytes:
+    try:
+        from google.protobuf.json_format import ParseDict
+        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+    except ImportError:
+        raise MissingExtra() from None
+    return bytes(ParseDict(json.loads(json.dumps(request)), ExportMetricsServiceRequest()).SerializeToString())
+
+
+def decode_metrics_response(body: bytes) -> tuple[int, str]:
+    """(data points the endpoint rejected, its message) from an ``ExportMetricsServiceResponse``."""
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceResponse
+
+    response = ExportMetricsServiceResponse()
+    try:
+        response.ParseFromString(body)
+    except Exception:
+        return 0, ""
+    return int(response.partial_success.rejected_data_points), str(response.partial_success.error_message)
+
+
 def decode_response(body: bytes) -> tuple[int, str]:
     """(spans the endpoint rejected, its message) from an ``ExportTraceServiceResponse``."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse

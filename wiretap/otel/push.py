@@ -13,8 +13,15 @@ from dataclasses import dataclass, field
 
 from wiretap.errors import Unavailable
 from wiretap.otel.endpoint import Target
+from wiretap.otel.metrics import Durations
 from wiretap.otel.otlp_json import batches, export_request
-from wiretap.otel.protobuf import decode_response, encode_request, status_message
+from wiretap.otel.protobuf import (
+    decode_metrics_response,
+    decode_response,
+    encode_metrics,
+    encode_request,
+    status_message,
+)  # fmt: skip
 from wiretap.otel.spans import AttributeValue, Span
 
 RETRYABLE = frozenset({429, 502, 503, 504})
@@ -67,10 +74,24 @@ def _backoff(retry_after: object, attempt: int) -> float:
     return min(MAX_BACKOFF, wait)
 
 
-def send(target: Target, spans: Iterable[Span], resource: dict[str, AttributeValue]) -> Sent:
-    """Raises Unreachable (and MissingExtra without wiretap[otel])."""
+def send(
+    target: Target, spans: Iterable[Span], resource: dict[str, AttributeValue], durations: Durations | None = None
+) -> Sent:
+    """Raises Unreachable (and MissingExtra without wiretap[otel]). ``durations`` is fed every span sent."""
     sent = Sent()
     for batch in batches(spans):
+        if durations is not None:
+            durations.add_spans(batch)
         rejected, message = decode_response(post(target, encode_request(export_request(batch, resource))))
         sent.add(Sent(len(batch) - rejected, rejected, [message] if message else []))
     return sent
+
+
+def send_metrics(target: Target, durations: Durations, resource: dict[str, AttributeValue]) -> Sent:
+    """The histograms in one request: ``accepted`` and ``rejected`` count data points."""
+    request = durations.export_request(resource)
+    points = sum(len(m["histogram"]["dataPoints"]) for m in request["resourceMetrics"][0]["scopeMetrics"][0]["metrics"])
+    if not points:
+        return Sent()
+    rejected, message = decode_metrics_response(post(target, encode_metrics(request)))
+    return Sent(points - rejected, rejected, [message] if message else [])

@@ -12,8 +12,8 @@ from wiretap.analysis.report import report_recording
 from wiretap.otel.mapping import RecordingMapper
 from wiretap.otel.spans import Span, SpanKind, span_id_for, trace_id_for
 from wiretap.recording.events import Event
+from wiretap.recording.folders import SessionFolder, is_session, open_session
 from wiretap.recording.reader import open_recording
-from wiretap.wrap.folders import SessionFolder, is_session, open_session
 
 SESSION_IDENTITY = ("kind", "started", "started_monotonic", "client", "client_argv", "cwd")
 

@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -64,7 +65,7 @@ def is_complete(path: Path) -> bool:
 def writers_gone(path: Path) -> bool:
     """True once no process holds the recording open for writing (see ``writer.create_private``)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)  # (never waits on a FIFO)
     except OSError:
         return True
     try:
@@ -94,6 +95,8 @@ def await_end(path: Path, timeout: float = WAIT_FOR_END, *, patient: bool = Fals
     A recording whose relay (the header's ``pid``) is still running is being recorded, not finished:
     it is returned as WRITING at once, unless ``patient`` (a caller that has just stopped the relay
     itself, and may see it before its parent has reaped it)."""
+    if not _is_file(path):  # a pipe or a device is read as it comes, to its end
+        return Completion(path, State.COMPLETE)
     deadline = time.monotonic() + timeout
     while True:
         tail = _last_line(path)
@@ -110,6 +113,13 @@ def await_end(path: Path, timeout: float = WAIT_FOR_END, *, patient: bool = Fals
         if time.monotonic() >= deadline:
             return Completion(path, State.WRITING, f"its recorder is still finishing it after {timeout:g} s")
         time.sleep(_POLL)
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 def _last_line(path: Path) -> bytes | None:

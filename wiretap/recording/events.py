@@ -46,6 +46,8 @@ class Kind(StrEnum):
     HTTP_END = "http_end"
     REWRITE = "rewrite"
     LISTEN = "listen"
+    OBSERVED = "observed"
+    """A fact a client logged, imported from its logs (``wiretap import``): never a message."""
 
 
 def utc_iso_ms(epoch: float) -> str:

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from wiretap.analysis.model import Report
 from wiretap.analysis.report import build_report
-from wiretap.wrap.folders import is_session, open_session
+from wiretap.recording.folders import is_session, open_session
 
 FORMATS = ("text", "json", "markdown", "html")
 

@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from wiretap.analysis.model import Report
+from wiretap.plural import plural
 from wiretap.recording.cap import format_size
-from wiretap.render.plural import plural
 from wiretap.render.tables import SPECS, fmt, markdown_table, text_table
 
 

@@ -17,14 +17,13 @@ from typing import IO
 
 from wiretap.errors import BadInput
 from wiretap.recording.events import Event, Kind
+from wiretap.recording.folders import SessionFolder, open_session, recordings_of
 from wiretap.recording.follow import POLL_SECONDS, tail_lines
 from wiretap.recording.origin import origin_ns
 from wiretap.recording.reader import RecordingReader, open_recording
 from wiretap.render.console import RowPrinter
 from wiretap.render.filters import RowFilter, select
 from wiretap.render.timeline import Pairing, Row, row_for, rows
-from wiretap.wrap.folders import SessionFolder, open_session
-from wiretap.wrap.session import recordings_of
 
 SERVER_WIDTH = 16
 

@@ -58,6 +58,8 @@ def _tools_call(params: dict[str, Any]) -> str:
         text += " " + clip(json.dumps(arguments, ensure_ascii=False), 40)
     if "task" in params:
         text += " [as task]"
+    if tool_use := _d(params.get("_meta")).get("claudecode/toolUseId"):
+        text += f" [tool_use {tool_use}]"
     if "inputResponses" in params:
         text += f" [answers: {', '.join(map(str, _d(params['inputResponses'])))}]"
     return text

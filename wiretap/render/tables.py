@@ -15,7 +15,17 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from wiretap.analysis.model import FIGURES, SHORT_ID, FindingRow, LatencyRow, QuestionRow, Report, TaskRow, short_id
+from wiretap.analysis.model import (
+    FIGURES,
+    SHORT_ID,
+    FindingRow,
+    LatencyRow,
+    OAuthStep,
+    QuestionRow,
+    Report,
+    TaskRow,
+    short_id,
+)
 
 PROSE_MIN = 16
 
@@ -117,6 +127,40 @@ FINDINGS = TableSpec(
     lambda r: r.findings,
     empty="none",
 )
+
+
+@dataclass(frozen=True)
+class _Step:
+    server: str | None
+    step: OAuthStep
+
+
+def _steps(report: Report) -> list[_Step]:
+    return [_Step(row.server, step) for row in report.authorization for step in row.steps]
+
+
+AUTHORIZATION = TableSpec(
+    "Authorization",
+    (
+        Column("resource", lambda a: fmt(a.resource), keep=9),
+        Column("authorization servers", lambda a: ", ".join(a.authorization_servers) or "-", prose=True, keep=8),
+        Column("scopes", lambda a: " ".join(a.scopes) or "-", prose=True, keep=5),
+        Column("grants", lambda a: ", ".join(a.grants) or "-", prose=True, keep=6),
+        Column("refreshed s", lambda a: ", ".join(fmt(t) for t in a.refreshed) or "never", prose=True, keep=4),
+    ),
+    lambda r: r.authorization,
+)
+AUTHORIZATION_STEPS = TableSpec(
+    "Authorization steps",
+    (
+        Column("t s", lambda s: fmt(s.step.t), numeric=True, keep=7),
+        Column("step", lambda s: s.step.step, keep=9),
+        Column("request", lambda s: f"{s.step.method} {s.step.path}", keep=8),
+        Column("status", lambda s: fmt(s.step.status), numeric=True, keep=8),
+        Column("why it failed", lambda s: s.step.detail or "", prose=True, keep=3),
+    ),
+    _steps,
+)
 LATENCY = TableSpec(
     "Latency per method",
     (
@@ -129,7 +173,7 @@ LATENCY = TableSpec(
     ),
     lambda r: r.latency,
 )
-SPECS = (TASKS, QUESTIONS, FINDINGS, LATENCY)
+SPECS = (TASKS, QUESTIONS, AUTHORIZATION, AUTHORIZATION_STEPS, FINDINGS, LATENCY)
 
 
 def _with_server(spec: TableSpec, report: Report) -> tuple[Column, ...]:

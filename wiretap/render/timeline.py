@@ -10,8 +10,9 @@ from typing import Any
 
 from wiretap.analysis.conversation import describe_body
 from wiretap.recording.events import Direction, Event, Kind
+from wiretap.render.observed import observed_summary
 from wiretap.render.summarize import clip, summarize_error, summarize_request, summarize_result
-from wiretap.wire import jsonrpc
+from wiretap.wire import jsonrpc, mcp_headers
 
 IN, OUT, LIFE, ERR = "IN", "OUT", "---", "ERR"
 _LANES = {Direction.C2S.value: IN, Direction.S2C.value: OUT}
@@ -152,7 +153,17 @@ def _raw_row(event: Event, lane: str, status: int | None = None) -> Row:
 
 def _headers(event: Event, names: Iterable[str]) -> str:
     headers = event.get("headers") or {}
-    return " ".join(f"{name}={headers[name]}" for name in names if name in headers)
+    return " ".join(f"{name}={_shown(name, headers[name])}" for name in names if name in headers)
+
+
+def _shown(name: str, value: Any) -> str:
+    """A header's value; a base64-wrapped ``mcp-name`` with what it decodes to."""
+    if name != mcp_headers.NAME or not isinstance(value, str):
+        return str(value)
+    decoded = mcp_headers.decode_header(value)
+    if not decoded.encoded:
+        return value
+    return f"{value} ({decoded.value if decoded.value is not None else 'undecodable'})"
 
 
 def _http_summary(event: Event) -> tuple[str, str] | None:
@@ -210,6 +221,10 @@ def _lifecycle_summary(event: Event) -> tuple[str, str]:
         return "exit", f"server {how} (status {event.get('status')})"
     if kind == Kind.ERROR:
         return "error", f"{event.get('error', '')}: {event.get('message', '')}"
+    if kind == Kind.OBSERVED:
+        return observed_summary(event)
+    if kind == Kind.END and event.get("ended") == "imported":
+        return "end", f"imported ({event.get('written', '?')} events; what the logs did not say is not in it)"
     if kind == Kind.END:
         return (
             "end",
@@ -230,6 +245,7 @@ def row_for(event: Event, pairing: Pairing) -> Row:
         return Row(float(event["t"]), ERR, "stderr", str(event.get("text", "")), event)
     title, summary = _lifecycle_summary(event)
     failed = kind == Kind.ERROR or (kind == Kind.HTTP_RESPONSE and int(event.get("status", 0)) >= 500)
+    failed = failed or (kind == Kind.OBSERVED and "error" in (event.get("outcome"), event.get("level")))
     return Row(float(event["t"]), LIFE, title, summary.rstrip(), event, error=failed)
 
 

@@ -17,11 +17,13 @@ import itertools
 import ssl
 import sys
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any, cast
+from typing import IO, Any, Protocol, cast
 
 from yarl import URL
 
+from wiretap.forward.chain import Parent, open_via
 from wiretap.http import wire
 from wiretap.http.guard import ConnectionWatch, Guard, Limits, Refusal, check_request
 from wiretap.http.headers import HeaderRecorder
@@ -29,6 +31,11 @@ from wiretap.recording.events import Event, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.transports.http_exchange import Exchange
 from wiretap.wire.redact import redact_query, redact_url
+
+
+class Router(Protocol):
+    def route(self, client: ClientConnection, head: wire.Head) -> HttpProxy | None: ...
+
 
 STOP_GRACE = 0.1
 """Seconds open exchanges get to finish once the proxy is told to stop."""
@@ -49,6 +56,11 @@ class ProxyConfig:
     allow_hosts: frozenset[str] = frozenset()
     allow_origins: frozenset[str] = frozenset()
     limits: Limits = field(default_factory=Limits)
+    forward: bool = False
+    """Serving as a client's forward proxy: the client uses the upstream's own URLs, so its Host is kept
+    and nothing is rewritten."""
+    via: Parent | None = None
+    """A proxy the upstream is reached through (CONNECT): a forward proxy's own parent."""
 
 
 def _tls(setting: ssl.SSLContext | bool | None) -> ssl.SSLContext:
@@ -131,6 +143,11 @@ class HttpProxy:
         self._sweeper: asyncio.Task[None] | None = None
         self.ending: dict[str, Any] = {"ended": "normal"}
         """How the recording ended, for its end event."""
+        self.oauth_warned = False
+        """Said once: the upstream is OAuth-protected, which a reverse proxy cannot serve."""
+        self.watch_metadata: Callable[[bytes], None] | None = None
+        """Given each protected resource metadata body that passes (a forward proxy learns the
+        authorization servers to intercept from it)."""
         self._upstream_path = upstream.raw_path
         self._upstream_query = upstream.raw_query_string
         """Added to a request on the upstream's path, so that the URL clients are given needs none."""
@@ -148,6 +165,13 @@ class HttpProxy:
         path = self._upstream_path if self._upstream_path != "/" else ""
         self.proxy_url = f"http://{shown_host}:{bound_port}{path}"
         return self.proxy_url
+
+    def attach(self) -> None:
+        """Serve connections handed over by a forward proxy, without listening (``start``'s other half)."""
+        loop = asyncio.get_running_loop()
+        self._guard = Guard("127.0.0.1", 0, frozenset({"*"}), frozenset({"*"}), self.config.limits)
+        self._sweeper = loop.create_task(self._sweep())
+        self.proxy_url = self.config.upstream
 
     def close_clients(self, clients: list[object]) -> None:
         """Close these client connections (idle ones the guard let go), at once."""
@@ -281,6 +305,10 @@ class HttpProxy:
 
     async def connect(self) -> UpstreamConnection:
         host, port = self._connect_to
+        if self.config.via is not None:
+            _, chained = await open_via(self.config.via, host, port, lambda: UpstreamConnection(self), self._tls)
+            assert isinstance(chained, UpstreamConnection)
+            return chained
         _, upstream = await asyncio.get_running_loop().create_connection(
             lambda: UpstreamConnection(self), host, port, ssl=self._tls, server_hostname=host if self._tls else None
         )
@@ -303,6 +331,10 @@ class ClientConnection(_Peer):
         self.reads = 0
         self._quiet: tuple[int, float] | None = None
         """(reads, since when) while a request body is awaited: the sweep's view of a body that stalls."""
+        self.router: Router | None = None
+        """For a forward proxy's plain HTTP: checks each request head, makes its target origin-form, and
+        names the proxy (the origin) it goes to."""
+        self._routed: wire.Head | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast("asyncio.Transport", transport)  # (uvloop's are not asyncio.Transport subclasses)
@@ -393,8 +425,17 @@ class ClientConnection(_Peer):
             if kind == wire.HEAD:
                 if exchange is not None or self.ending:
                     break
-                events.popleft()
                 assert isinstance(value, wire.Head)
+                if self.router is not None and value is not self._routed:
+                    self._routed = value
+                    goes_to = self.router.route(self, value)
+                    if goes_to is None:  # refused: answered and closing
+                        events.clear()
+                        break
+                    if goes_to is not self.proxy:
+                        self._move_to(goes_to)
+                        return
+                events.popleft()
                 self.proxy._watch.request_started(self)
                 self.exchange = Exchange(self.proxy, self, value)
                 self.exchange.start()
@@ -424,6 +465,26 @@ class ClientConnection(_Peer):
             self.release("backlog")
             if self.eof and self.exchange is None:
                 self.close()
+
+    def _move_to(self, proxy: HttpProxy) -> None:
+        """Hand this connection, with what was read and not yet acted on, to another origin's proxy."""
+        transport, self.transport = self.transport, None
+        assert transport is not None
+        old = self.proxy
+        old._clients.discard(self)
+        old._watch.closed(self)
+        old.recorder.event(Kind.CONNECTION, conn=self.conn, state="closed", moved=True)
+        old.flush()
+        moved = ClientConnection(proxy)
+        moved.parser, moved.events, moved.router, moved.eof = self.parser, self.events, self.router, self.eof
+        moved._routed = self._routed
+        transport.set_protocol(moved)
+        moved.connection_made(transport)
+        proxy.recorder.hold()
+        try:
+            moved.pump()
+        finally:
+            proxy.flush()
 
     def _bad_request(self, bad: wire.BadMessage, exchange: Exchange | None) -> None:
         """A request that cannot be read on: answered (if nothing was answered yet) and the connection closed."""

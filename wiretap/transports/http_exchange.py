@@ -30,6 +30,9 @@ _HELD_LIMIT = 1 << 20
 """Bytes of a request body held while the upstream connection opens, before the client is paused."""
 CARD_LIMIT = 1 << 20
 """Bytes of an agent card held to rewrite it; a larger one passes unrewritten, as it arrives."""
+_METADATA_LIMIT = 1 << 16
+"""Bytes of protected resource metadata kept for a forward proxy to read, at most."""
+PROTECTED_RESOURCE = "/.well-known/oauth-protected-resource"
 _RESEND_LIMIT = 1 << 16
 """Bytes of a request kept to send again on a fresh connection if a reused one turns out closed."""
 
@@ -47,6 +50,13 @@ def _text(value: str | None) -> str:
             _TEXTS[None] = "null"
         _TEXTS[value] = known
     return known
+
+
+def _protected(path: str, head: wire.Head) -> bool:
+    """An OAuth-protected resource: a 401 naming its metadata, or the metadata itself."""
+    if head.status == 401:
+        return any(b"resource_metadata" in value for value in head.values(b"www-authenticate"))
+    return head.status == 200 and path.startswith(PROTECTED_RESOURCE)
 
 
 def _event_stream(content_type: str) -> bool:
@@ -99,6 +109,8 @@ class Exchange:
         self._connecting: asyncio.Task[None] | None = None
         self.head_due: float | None = None
         """When the upstream's response head is due (loop time); the proxy's sweep answers 504 after it."""
+        self._metadata: list[bytes] | None = None
+        """A protected resource metadata body, kept for the proxy's ``watch_metadata`` (a copy: it passes)."""
 
     def _spec(self, direction: Direction, framing: str, encoding: str | None) -> str:
         """The stream's StreamSpec as JSON (what ``StreamSpec.to_dict()`` gives as JSON)."""
@@ -151,7 +163,8 @@ class Exchange:
         )
         self._c2s_spec = self._spec(Direction.C2S, "body", head.text(b"content-encoding"))
         self._c2s_open = True
-        request_head, _ = wire.request_head(head, self.proxy._host_header)
+        own_host = head.get(b"host") if proxy.config.forward else None
+        request_head, _ = wire.request_head(head, own_host or self.proxy._host_header)
         loop = asyncio.get_running_loop()
         self.head_due = loop.time() + self.proxy.config.limits.upstream_head  # (no timer per request)
         upstream = self.proxy.idle_upstream()
@@ -293,7 +306,14 @@ class Exchange:
         content_type = head.text(b"content-type") or ""
         sse = _event_stream(content_type)
         encoding = head.text(b"content-encoding")
-        if self.path in CARD_PATHS and head.status == 200 and "json" in content_type:
+        forward = self.proxy.config.forward
+        if not forward and not self.proxy.oauth_warned and _protected(self.path, head):
+            self.proxy.oauth_warned = True
+            self.proxy.warn(
+                "the upstream is protected by OAuth: clients check the protected resource against the URL they "
+                "use, and refuse wiretap's; use `wiretap proxy --forward` (the client keeps the real URL)"
+            )
+        if not forward and self.path in CARD_PATHS and head.status == 200 and "json" in content_type:
             if head.content_length is None or head.content_length <= CARD_LIMIT:
                 self._mode = "card"  # its recording opens once it is known how the card goes out
                 return
@@ -304,8 +324,15 @@ class Exchange:
             self._s2c_spec = self._spec(Direction.S2C, "body", encoding)
         self._s2c_open = True
         self._send_head(head)
-        if sse and self.head.method == "GET":
+        if sse and self.head.method == "GET" and not forward:
             self._mode = "first"
+        if (
+            self.proxy.watch_metadata is not None
+            and head.status == 200
+            and self.path.startswith(PROTECTED_RESOURCE)
+            and (head.content_length or 0) <= _METADATA_LIMIT
+        ):
+            self._metadata = []
 
     def _send_head(
         self, head: wire.Head, content_length: int | None = None, drop: frozenset[bytes] = frozenset()
@@ -346,6 +373,10 @@ class Exchange:
     def _send_body(self, data: bytes) -> None:
         if not data or self.client.gone:  # (a client connection closing takes nothing more: nothing passes)
             return
+        if self._metadata is not None:
+            self._metadata.append(data)
+            if sum(map(len, self._metadata)) > _METADATA_LIMIT:
+                self._metadata = None
         spec, self._s2c_spec = self._s2c_spec, None
         head = self._response_head
         whole = not self.bytes_out and head is not None and len(data) == head.content_length
@@ -362,6 +393,12 @@ class Exchange:
         elif self._mode == "first" and self._held:
             self._send_body(self._rewrite_endpoint(b"".join(self._held)))
         self._held = []
+        if self._metadata is not None and self.proxy.watch_metadata is not None:
+            head = self._response_head
+            body = decoded(b"".join(self._metadata), head.text(b"content-encoding") if head else None)
+            self._metadata = None
+            if body is not None:
+                self.proxy.watch_metadata(body)
         if self._chunked_out:
             self.client.write(wire.LAST_CHUNK)
         self._close_s2c()

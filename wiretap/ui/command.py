@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from wiretap.recording.folders import is_session
 from wiretap.recording.migrate import UnsupportedFormat
 from wiretap.recording.reader import NotARecording, open_recording
-from wiretap.wrap.folders import is_session
 
 if TYPE_CHECKING:
     from wiretap.ui.server import Hub
@@ -44,7 +44,7 @@ def hub_for(path: Path, wait: bool) -> Hub:
 
 
 async def _run(hub: Hub, host: str, port: int, beside: bool) -> None:
-    from wiretap.ui.server import bind, serve, url_of
+    from wiretap.ui.server import bind, new_token, serve, url_of
 
     try:
         sock = bind(host, port)
@@ -57,9 +57,11 @@ async def _run(hub: Hub, host: str, port: int, beside: bool) -> None:
     if beside:
         # Whoever started us holds our stdin open; its end (even by kill -9) is ours.
         threading.Thread(target=_until_eof, args=(loop, stop), daemon=True).start()
-    serving = loop.create_task(serve(hub, sock, stop))
+    token = new_token()
+    serving = loop.create_task(serve(hub, sock, stop, token))
     await asyncio.sleep(0)
-    print(url_of(*sock.getsockname()[:2]), flush=True)
+    host, port = sock.getsockname()[:2]
+    print(url_of(host, port, token), flush=True)
     await serving
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import secrets
 import socket
 from dataclasses import dataclass
 from importlib import resources
@@ -13,11 +14,11 @@ from typing import Any
 
 from aiohttp import web
 
-from wiretap.ui.guard import allowed_hosts, guard
+from wiretap.recording.folders import is_session
+from wiretap.ui.guard import TOKEN_PREFIX, allowed_hosts, guard
 from wiretap.ui.reports import Reports
 from wiretap.ui.source import Source
 from wiretap.ui.views import Query, Views
-from wiretap.wrap.folders import is_session
 
 MAX_WINDOW = 500
 """Rows per request: the page asks for what it shows, never for everything."""
@@ -113,7 +114,10 @@ class Routes:
         return self.hub.get(request.query.get("session", ""))
 
     async def static(self, request: web.Request) -> web.Response:
-        name, content_type = STATIC[request.path]
+        path = request.path
+        if "token" in request.match_info:  # /t/TOKEN/app.js is /app.js
+            path = "/" + path.split("/", 3)[3] if path.count("/") >= 3 else "/"
+        name, content_type = STATIC[path]
         body = resources.files("wiretap.ui").joinpath("static", name).read_bytes()
         return web.Response(body=body, content_type=content_type, charset="utf-8")
 
@@ -219,29 +223,35 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def app_for(hub: Hub, host: str, port: int) -> web.Application:
+def app_for(hub: Hub, host: str, port: int, token: str) -> web.Application:
     routes = Routes(hub)
-    app = web.Application(middlewares=[guard(allowed_hosts(host, port)), _headers])
-    for path in STATIC:
-        app.router.add_get(path, routes.static)
-    app.router.add_get("/favicon.ico", _no_content)
-    app.router.add_get("/api/state", routes.state)
-    app.router.add_get("/api/rows", routes.rows)
-    app.router.add_get("/api/position", routes.position)
-    app.router.add_get("/api/event", routes.event)
-    app.router.add_get("/api/report", routes.report)
-    app.router.add_get("/api/stream", routes.stream)
-
+    app = web.Application(middlewares=[guard(allowed_hosts(host, port), token, port), _headers])
+    handlers = dict.fromkeys(STATIC, routes.static) | {
+        "/favicon.ico": _no_content,
+        "/api/state": routes.state,
+        "/api/rows": routes.rows,
+        "/api/position": routes.position,
+        "/api/event": routes.event,
+        "/api/report": routes.report,
+        "/api/stream": routes.stream,
+    }
+    for path, handler in handlers.items():
+        app.router.add_get(path, handler)
+        app.router.add_get(TOKEN_PREFIX + path, handler)
     return app
 
 
-def url_of(host: str, port: int) -> str:
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
 
 
-async def serve(hub: Hub, sock: socket.socket, stop: asyncio.Event) -> None:
+def url_of(host: str, port: int, token: str) -> str:
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/t/{token}/"
+
+
+async def serve(hub: Hub, sock: socket.socket, stop: asyncio.Event, token: str) -> None:
     host, port = sock.getsockname()[:2]
-    runner = web.AppRunner(app_for(hub, host, port), handle_signals=False, access_log=None, shutdown_timeout=0.5)
+    runner = web.AppRunner(app_for(hub, host, port, token), handle_signals=False, access_log=None, shutdown_timeout=0.5)
     await runner.setup()
     await web.SockSite(runner, sock).start()
     hub.get("")  # start indexing before the first page asks

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from wiretap.recording.folders import MANIFEST, recordings_of
 from wiretap.render.timeline import Row
 from wiretap.ui.index import LANES, RecordingIndex
-from wiretap.wrap.session import MANIFEST, recordings_of
 
 FOLLOW_SECONDS = 0.1
 """How often the files are checked for growth: a message shows well within a second."""

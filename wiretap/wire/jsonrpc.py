@@ -121,6 +121,10 @@ class Pairing(Generic[T]):
     def waiting(self) -> list[T]:
         return [w.item for queue in self._open.values() for w in queue]
 
+    def in_exchange(self, ex: Any) -> list[Waiting[T]]:
+        """The requests still waiting that travelled in exchange ``ex``."""
+        return list(self._by_ex.get(ex, []))
+
 
 # -- reading a live body, as a server must ---------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from wiretap.wire.secrets import (
     ESCAPED_ASCII,
     KEY_FOLLOWED,
     MARK,
+    OAUTH_ANCHORS,
     PIVOTED,
     PLAIN_ANCHORS,
     RULES,
@@ -380,16 +381,29 @@ class Redactor:
     def header(self, name: str, value: str) -> str:
         if names_secret(name) and value.strip():
             return self.mark(value)
+        if name.lower() == "location" and "code=" in value:  # an authorization response: the code is its secret
+            return self.url(value, oauth=True)
         return self.text(value)[0]
 
-    def url(self, url: str) -> str:
+    def url(self, url: str, *, oauth: bool = False) -> str:
         """A URL or request target: userinfo, secret query parameters and token shapes, also percent-encoded.
         Each query parameter on its own, so that a value never runs into the next one."""
         base, mark, query = url.partition("?")
         if not mark:
             return self._url_part(url)
         first, *rest = query.split("&")
+        if "code=" in query and (oauth or any(anchor in url.lower() for anchor in OAUTH_ANCHORS)):
+            return "&".join(self._oauth_part(part, at == 0, base) for at, part in enumerate(query.split("&")))
         return "&".join([self._url_part(f"{base}?{first}"), *(self._url_part("&" + part)[1:] for part in rest)])
+
+    def _oauth_part(self, part: str, first: bool, base: str) -> str:
+        """One parameter of an authorization callback's query (the code is its secret)."""
+        key, sep, value = part.partition("=")
+        if key == "code" and sep and can_be_secret(unquote(value)):
+            shown = f"code={self.mark(unquote(value))}"
+        else:
+            shown = self._url_part("&" + part)[1:]
+        return self._url_part(base + "?") + shown if first else shown
 
     def _url_part(self, part: str) -> str:
         if "%" not in part:

@@ -36,6 +36,8 @@ SECRET_KEYS = (
     "credentials",
     "mcp session id",
     "session key",
+    "code verifier",
+    "dpop",
 )
 # ...unless they end with one of these (MCP progress tokens and page cursors are not credentials).
 HARMLESS_KEYS = ("progress token", "page token", "next token", "continuation token", "max token", "cancel token")
@@ -89,6 +91,8 @@ def _anchor(key: str) -> str:
 
 
 KEY_ANCHORS = tuple(sorted({_anchor(k) for k in SECRET_KEYS + QUERY_ONLY_KEYS}))
+OAUTH_ANCHORS = ("grant_type", "state=", "redirect", "callback")
+"""What tells an OAuth token request or an authorization response, where ``code`` is a secret."""
 
 # What a value under a secret-naming key must not be to be redacted.
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -250,6 +254,17 @@ CONTEXT_RULES = (
         finds=_QUERY_KEY_WORDS,
         before=100,
         after=1100,
+    ),
+    # An OAuth authorization code: "code" is too common a key to be a secret everywhere, so only in a
+    # token request's form ("grant_type=") or an authorization response (a redirect to a callback).
+    Rule(
+        "oauth-code",
+        re.compile(r"(?<![A-Za-z0-9_.%-])code=(?P<s>[^=&#?,;\s\"'<>\\]{1,2048})"),
+        OAUTH_ANCHORS,
+        can_be_secret,
+        finds=("code=",),
+        before=0,
+        after=2100,
     ),
     Rule(
         "json-pair",

@@ -18,10 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from wiretap.errors import BadInput, Unavailable
+from wiretap.plural import plural
 from wiretap.recording.complete import writers_gone
-from wiretap.render.plural import plural
-from wiretap.wrap.folders import NotASession, SessionFolder, open_session
-from wiretap.wrap.session import MANIFEST
+from wiretap.recording.folders import MANIFEST, NotASession, SessionFolder, open_session
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DURATION = re.compile(r"([0-9]+)([smhd])")

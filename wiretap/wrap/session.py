@@ -21,22 +21,26 @@ from pathlib import Path
 from typing import IO, Any
 
 from wiretap.analysis.identity import client_identity
+from wiretap.analysis.limits import limits_env, server_limits
 from wiretap.errors import BadInput, ExitStatus
 from wiretap.files import private_dirs, write_private
 from wiretap.recording.cap import DEFAULT_MAX_SIZE
 from wiretap.recording.complete import await_end, wait_released
 from wiretap.recording.events import utc_iso_ms
+from wiretap.recording.folders import DEFAULT_DIR, MANIFEST, recordings_of
 from wiretap.recording.paths import safe_name, utc_stamp
 from wiretap.transports.process import EXIT_WITH_STDIN
 from wiretap.wire.redact import redact_argv, redact_text
 from wiretap.wrap.clients import client_for
 from wiretap.wrap.clients.launch import Launch
 from wiretap.wrap.clients.servers import Server
+from wiretap.wrap.forward import origin_of, start_forward
 
-DEFAULT_DIR = Path("wiretap-sessions")
-MANIFEST = "manifest.json"
 PROXY_START_TIMEOUT = 20.0
 SETTLE_TIMEOUT = 10.0
+FORWARD_CLIENTS = frozenset({"Claude Code"})
+"""Clients whose HTTP servers go through a forward proxy by default (they honour HTTPS_PROXY and
+NODE_EXTRA_CA_CERTS); the others get a reverse proxy per server, which OAuth-protected servers refuse."""
 RELEASE_TIMEOUT = 2.0
 """Seconds a recorder that has finished its file may take to exit before the session stops waiting."""
 
@@ -48,6 +52,8 @@ class Wrapped:
     entry: dict[str, Any]
     """The entry that goes into the generated config."""
     proxy: subprocess.Popen[str] | None = None
+    forward: bool = False
+    """Reached through the session's forward proxy: the client keeps the entry as configured."""
 
 
 def new_session_dir(out: Path | None, started: float) -> Path:
@@ -134,33 +140,46 @@ def _start_proxy(server: Server, recording: Path, log: Path, options: list[str])
 
 
 def wrap_servers(
-    servers: list[Server], folder: Path, max_size: int = DEFAULT_MAX_SIZE
-) -> tuple[list[Wrapped], list[str]]:
+    servers: list[Server],
+    folder: Path,
+    max_size: int = DEFAULT_MAX_SIZE,
+    *,
+    forward: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> tuple[list[Wrapped], list[str], dict[str, str]]:
+    """Each server wrapped; with ``forward``, the HTTP ones through one forward proxy, whose variables for
+    the client come back third."""
     names = _unique_names(servers)
     options = recording_options(max_size)
     wrapped: list[Wrapped] = []
     skipped: list[str] = []
+    through_forward: dict[str, Server] = {}
     for server in servers:
         recording = folder / f"{names[server.name]}.jsonl"
+        url = str(server.entry.get("url", ""))
         if server.transport == "stdio":
             wrapped.append(Wrapped(server, recording, _tap_entry(server, recording, options)))
-        elif server.transport in ("http", "sse") and server.entry.get("url"):
+        elif forward and server.transport in ("http", "sse") and origin_of(url) is not None:
+            through_forward[names[server.name]] = server
+            wrapped.append(Wrapped(server, recording, dict(server.raw or server.entry), forward=True))
+        elif server.transport in ("http", "sse", "a2a") and server.entry.get("url"):
             proxy, url = _start_proxy(server, recording, folder / f"{names[server.name]}.proxy.log", options)
             entry = {**(server.raw or server.entry), "url": url}
             wrapped.append(Wrapped(server, recording, entry, proxy))
         else:
-            skipped.append(f"{server.name}: transport {server.transport!r} is not one wiretap can wrap")
-    return wrapped, skipped
-
-
-def recordings_of(first: Path) -> list[Path]:
-    """A server's recordings: a client that starts it again gets NAME.1.jsonl, NAME.2.jsonl…"""
-    found = [first] if first.exists() else []
-    n = 1
-    while (following := first.with_name(f"{first.stem}.{n}{first.suffix}")).exists():
-        found.append(following)
-        n += 1
-    return found
+            skipped.append(
+                f"{server.name} ({server.scope}): transport {server.transport!r} is not one wiretap can wrap; "
+                "the client still has it, unrecorded"
+            )
+    client_env: dict[str, str] = {}
+    if through_forward:
+        proc, client_env = start_forward(
+            through_forward, folder, options, os.environ if env is None else env, folder / "forward.proxy.log"
+        )
+        for one in wrapped:
+            if one.forward:
+                one.proxy = proc
+    return wrapped, skipped, client_env
 
 
 def _message_count(recording: Path) -> int:
@@ -169,6 +188,14 @@ def _message_count(recording: Path) -> int:
             return sum(1 for line in f if b'"kind":"message"' in line)
     except OSError:
         return 0
+
+
+def _recorded(server: dict[str, Any]) -> str:
+    if not server["recordings"]:
+        return "wrapped, never started"
+    if not server["messages"]:
+        return "wrapped, never contacted"
+    return f"{server['messages']} messages"
 
 
 class ProxyNotStarted(BadInput):
@@ -200,8 +227,11 @@ class Session:
         cwd: Path,
         env: Mapping[str, str],
         max_size: int = DEFAULT_MAX_SIZE,
+        reverse: bool = False,
     ) -> None:
         self.max_size = max_size
+        self.reverse = reverse
+        self.env = env
         self.client = client_for(argv[0])
         self.discovery = self.client.discover(argv, cwd, env)
         self.started = time.time()
@@ -211,6 +241,8 @@ class Session:
         if self.moved:
             print(f"wiretap: {out} is not empty; recording this session in {self.folder}", file=sys.stderr)
         self.wrapped: list[Wrapped] = []
+        self.client_env: dict[str, str] = {}
+        """Set for the client under the user's environment and wiretap's own (``--otlp``'s telemetry)."""
         self.skipped = list(self.discovery.skipped)
         # The environment is left out: it holds the user's keys, and the rules would miss an opaque one.
         self.manifest: dict[str, Any] = {
@@ -221,21 +253,27 @@ class Session:
             "cwd": redact_text(str(cwd))[0],
             "started": utc_iso_ms(self.started),
             "started_monotonic": round(self.started_monotonic, 6),
+            "limits_env": limits_env(env),
         }
 
     def run(self, stderr: IO[str] = sys.stderr) -> int:
         launch: Launch | None = None
         try:
-            self.wrapped, skipped = wrap_servers(self.discovery.servers, self.folder, self.max_size)
+            forward = self.client.NAME in FORWARD_CLIENTS and not self.reverse
+            self.wrapped, skipped, proxy_env = wrap_servers(
+                self.discovery.servers, self.folder, self.max_size, forward=forward, env=self.env
+            )
             self.skipped += skipped
-            launch = self.client.launch(self.discovery, {w.server.name: w.entry for w in self.wrapped})
+            entries = {w.server.name: w.entry for w in self.wrapped if not w.forward}
+            launch = self.client.launch(self.discovery, entries)
             self._write_manifest(running=True)
-            returncode = self._run_client(launch.argv, launch.env)
+            returncode = self._run_client(launch.argv, {**self.client_env, **launch.env, **proxy_env})
         finally:
             self._stop_proxies()
             if launch is not None:
                 launch.cleanup()
             self._identify_client()
+            self._link_transcript()
             self._write_manifest(running=False)
         self._summary(stderr)
         return returncode
@@ -271,6 +309,8 @@ class Session:
         for wrapped in self.wrapped:
             if wrapped.proxy is not None and wrapped.proxy.poll() is None:
                 wrapped.proxy.send_signal(signal.SIGINT)
+                if wrapped.forward:
+                    wrapped.proxy.wait(10)  # (shared: stopped once, before the others are waited for)
         for wrapped in self.wrapped:
             if wrapped.proxy is not None:
                 try:
@@ -289,12 +329,37 @@ class Session:
                     self.manifest["client_info"] = identity
                     return
 
+    def _link_transcript(self) -> None:
+        """Claude Code's transcript of this session, found by a tool call's toolUseId (read-only)."""
+        if self.client.NAME != "Claude Code":
+            return
+        from wiretap.wrap.transcript import find_transcript, tool_use_ids
+
+        files = [f for wrapped in self.wrapped for f in recordings_of(wrapped.recording)]
+        found = find_transcript(self.env, tool_use_ids(files), self.started)
+        if found is not None:
+            self.manifest["transcript"] = str(found)
+
     def _write_manifest(self, *, running: bool) -> None:
         self.manifest["running"] = running
         self.manifest["servers"] = [self._server_entry(w, running) for w in self.wrapped]
+        self.manifest["servers"] += self._authorization_servers(running)
         self.manifest["not_wrapped"] = self.skipped
         path = self.folder / MANIFEST
         write_private(path, json.dumps(self.manifest, indent=2) + "\n")
+
+    def _authorization_servers(self, running: bool) -> list[dict[str, Any]]:
+        """The other hosts the forward proxy recorded (authorization servers), each as a server of its own."""
+        if not any(w.forward for w in self.wrapped):
+            return []
+        claimed = {f.name for w in self.wrapped for f in recordings_of(w.recording)}
+        found = []
+        for file in sorted(self.folder.glob("*.jsonl")):
+            if file.name in claimed:
+                continue
+            server = Server(file.stem, "authorization server", {"type": "http"})
+            found.append(self._server_entry(Wrapped(server, file, {}, forward=True), running))
+        return found
 
     @staticmethod
     def _server_entry(wrapped: Wrapped, running: bool) -> dict[str, Any]:
@@ -315,13 +380,14 @@ class Session:
             "messages": None if running else sum(_message_count(f) for f in files),
             "complete": complete,
             "missing_variables": sorted(wrapped.server.missing_vars),
+            "limits": server_limits(wrapped.server.entry),
         }
 
     def _summary(self, stderr: IO[str]) -> None:
         moved = " (a new folder: --out was not empty)" if self.moved else ""
         lines = [f"wiretap: session {self.folder}{moved}"]
         for server in self.manifest["servers"]:
-            lines.append(f"  {server['name']} ({server['transport']}): {server['messages']} messages")
+            lines.append(f"  {server['name']} ({server['transport']}): {_recorded(server)}")
         lines += [f"  not wrapped: {reason}" for reason in self.skipped]
         lines.append(f"  read it with: wiretap show {self.folder}   (or: wiretap report {self.folder})")
         with contextlib.suppress(OSError):

@@ -14,7 +14,7 @@ from typing import Any
 
 from wiretap.analysis.findings import SEVERITY_ORDER
 from wiretap.analysis.model import FIGURES, FindingRow, QuestionRow, Report, TaskRow
-from wiretap.render.plural import plural
+from wiretap.plural import plural
 
 
 @dataclass

@@ -1,11 +1,17 @@
 """OpenAI Codex CLI: which MCP servers it would load, and how to start it with them wrapped.
 
-Codex reads ``$CODEX_HOME/config.toml`` (``~/.codex``): ``[mcp_servers.NAME]`` with ``command``,
-``args``, ``env``, ``cwd``… or ``url`` (Streamable HTTP); ``enabled = false`` leaves one out. ``-c
-KEY=VALUE`` (``--config``) on the command line overrides any key, the value read as TOML (a bare word
-as a string). wiretap writes no file: it adds ``-c`` overrides that replace each server's command and
+Codex merges its config layers table by table, lowest first: ``/etc/codex/config.toml``, the user's
+``$CODEX_HOME/config.toml`` (``~/.codex``), each ``.codex/config.toml`` from the project root (the
+nearest folder above holding one of ``project_root_markers``, ``.git`` by default) down to the working
+folder when the project is trusted (``[projects."PATH"] trust_level = "trusted"``), the profile file
+``$CODEX_HOME/NAME.config.toml`` of ``--profile NAME``, and ``-c KEY=VALUE`` (``--config``) overrides,
+the value read as TOML (a bare word as a string). A server is ``[mcp_servers.NAME]`` with ``command``,
+``args``, ``env``, ``cwd``… or ``url`` (Streamable HTTP); ``enabled = false`` leaves one out.
+
+wiretap writes no file: it adds ``-c`` overrides, the top layer, that replace each server's command and
 arguments (or URL), so every other key, Codex's own environment clearing included, stays as configured.
-Codex does not expand variables in its config.
+Codex does not expand variables in its config. A server that logs in with OAuth stays as it is (the
+stored login belongs to its URL), and Codex's own tools, which are not MCP servers, are listed.
 """
 
 from __future__ import annotations
@@ -22,7 +28,14 @@ from wiretap.wrap.clients.servers import ConfigError, Server
 
 NAME = "Codex"
 OVERRIDE_FLAGS = ("-c", "--config")
+PROFILE_FLAGS = ("-p", "--profile")
 WRAPPED_KEYS = ("command", "args", "url")
+SYSTEM_CONFIG = Path("/etc/codex/config.toml")
+OAUTH_KEYS = ("scopes", "oauth", "oauth_resource")
+BUILT_IN = (
+    "Codex's built-in tools (shell, apply_patch, web search…) and ChatGPT connectors: not MCP servers "
+    "from your config, so nothing of theirs is recorded"
+)
 
 
 @dataclass
@@ -32,9 +45,12 @@ class Discovery:
     client_argv: list[str] = field(default_factory=list)
 
 
+def codex_home(env: Mapping[str, str]) -> Path:
+    return Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else Path(env.get("HOME", str(Path.home()))) / ".codex"
+
+
 def config_path(env: Mapping[str, str]) -> Path:
-    home = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else Path(env.get("HOME", str(Path.home()))) / ".codex"
-    return home / "config.toml"
+    return codex_home(env) / "config.toml"
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -77,22 +93,90 @@ def _apply(config: dict[str, Any], key: str, value: Any) -> None:
     table[last] = value
 
 
+def _merge(base: dict[str, Any], overlay: dict[str, Any]) -> None:
+    """Codex's layering: tables merge key by key, any other value replaces."""
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def profile_name(argv: list[str]) -> str | None:
+    for n, arg in enumerate(argv):
+        if arg in PROFILE_FLAGS and n + 1 < len(argv):
+            return argv[n + 1]
+        if arg.startswith("--profile="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _project_folders(cwd: Path, markers: list[str]) -> list[Path]:
+    """The project root down to ``cwd``: the folders whose ``.codex/config.toml`` Codex reads."""
+    chain = [cwd, *cwd.parents]
+    root = next((d for d in chain if any((d / m).exists() for m in markers)), cwd)
+    return list(reversed(chain[: chain.index(root) + 1]))
+
+
+def _trusted(folder: Path, projects: dict[str, Any]) -> bool:
+    for candidate in [folder, *folder.parents]:
+        entry = projects.get(str(candidate))
+        if isinstance(entry, dict) and "trust_level" in entry:
+            return bool(entry["trust_level"] == "trusted")
+    return False
+
+
+def _layers(argv: list[str], cwd: Path, env: Mapping[str, str]) -> list[tuple[str, dict[str, Any]]]:
+    user = _read_toml(config_path(env))
+    layers = [("system", _read_toml(SYSTEM_CONFIG)), ("config.toml", user)]
+    markers = user.get("project_root_markers", [".git"])
+    folders = _project_folders(cwd, markers if isinstance(markers, list) else [".git"])
+    if folders and _trusted(folders[0], user.get("projects") or {}):
+        for folder in folders:
+            path = folder / ".codex" / "config.toml"
+            if path.parent.resolve() != codex_home(env).resolve():
+                layers.append((f"project {path}", _read_toml(path)))
+    if (name := profile_name(argv)) is not None:
+        layers.append((f"profile {name}", _read_toml(codex_home(env) / f"{name}.config.toml")))
+    return layers
+
+
+def _oauth(name: str, entry: dict[str, Any], home: Path) -> bool:
+    if any(key in entry for key in OAUTH_KEYS):
+        return True
+    try:
+        stored = (home / ".credentials.json").read_text()
+    except OSError:
+        return False
+    return "url" in entry and f'"{name}"' in stored
+
+
 def discover(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Discovery:
-    config = _read_toml(config_path(env))
-    scope: dict[str, str] = dict.fromkeys(config.get("mcp_servers") or {}, "config.toml")
+    config: dict[str, Any] = {}
+    scope: dict[str, str] = {}
+    for layer, values in _layers(argv, cwd, env):
+        scope |= dict.fromkeys(values.get("mcp_servers") or {}, layer)
+        _merge(config, values)
     for _, key, value in overrides(argv):
         if key.startswith("mcp_servers."):
             scope.setdefault(key.split(".")[1], "-c")
         _apply(config, key, value)
     found = Discovery(client_argv=list(argv))
     for name, entry in (config.get("mcp_servers") or {}).items():
+        where = scope.get(name, "config.toml")
         if not isinstance(entry, dict):
-            found.skipped.append(f"{name} ({scope.get(name)}): not a server entry")
+            found.skipped.append(f"{name} ({where}): not a server entry")
         elif entry.get("enabled") is False:
-            found.skipped.append(f"{name} ({scope.get(name)}): disabled in Codex, so not started")
+            found.skipped.append(f"{name} ({where}): disabled in Codex, so not started")
+        elif _oauth(name, entry, codex_home(env)):
+            found.skipped.append(
+                f"{name} ({where}): it logs in with OAuth, and Codex keeps the login for its URL; through a "
+                "proxy the login would break"
+            )
         else:
             entry = {**entry, "type": "stdio" if "command" in entry else "http"}
-            found.servers.append(Server(name, scope.get(name, "config.toml"), entry, raw=dict(entry)))
+            found.servers.append(Server(name, where, entry, raw=dict(entry)))
+    found.skipped.append(BUILT_IN)
     return found
 
 

@@ -5,7 +5,8 @@ else ``/etc/gemini-cli/settings.json``; read only when it and every folder above
 not writable by others), the workspace's ``.gemini/settings.json`` (a trusted folder only), the
 user's ``$GEMINI_CLI_HOME/.gemini/settings.json`` (``HOME`` by default), then system defaults;
 ``mcpServers`` merges by server name (a higher scope's entry replaces a lower one's whole).
-``mcp.allowed``, ``mcp.excluded`` and ``--allowed-mcp-server-names`` filter them.
+``mcp.excluded`` (every scope's, together) and ``mcp.allowed`` (the names in every scope's list) filter
+them; ``--allowed-mcp-server-names`` replaces both.
 
 wiretap writes none of the user's files. A system settings file would be the natural place for the
 wrapped entries, but Gemini refuses one that is not root's, so wiretap gives Gemini a private
@@ -13,7 +14,10 @@ wrapped entries, but Gemini refuses one that is not root's, so wiretap gives Gem
 history, memory, extensions, trusted folders: Gemini reads and writes them where they are) except
 ``settings.json``, a private copy of the user's settings whose ``mcpServers`` hold the wrapped
 entries. A server from a trusted workspace's settings outranks anything in the user scope, so
-wiretap cannot wrap it without writing the project's file: it is listed as not wrapped.
+wiretap cannot wrap it without writing the project's file: it is listed as not wrapped. So are servers
+with OAuth (Gemini ties the login to the server's URL), and servers from extensions (Gemini builds them
+from the extension's folder, its ``.env`` settings and enablement, which wiretap does not reproduce).
+The user's A2A remote subagents go through a proxy each (gemini_agents.py).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wiretap.wrap.clients import gemini_agents
+from wiretap.wrap.clients.gemini_agents import RemoteAgent
 from wiretap.wrap.clients.launch import Launch, private_json
 from wiretap.wrap.clients.servers import ConfigError, Server, expand_all
 
@@ -41,6 +47,8 @@ class Discovery:
     client_argv: list[str] = field(default_factory=list)
     user_settings: dict[str, Any] = field(default_factory=dict)
     user_dir: Path = Path()
+    agents: dict[str, RemoteAgent] = field(default_factory=dict)
+    """The remote subagents wrapped, by the name of their Server."""
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -72,8 +80,12 @@ def _secure_system_file(path: Path) -> bool:
         return False
 
 
-def _trusted(cwd: Path, env: Mapping[str, str]) -> bool:
+def _trusted(cwd: Path, env: Mapping[str, str], scopes: list[dict[str, Any]]) -> bool:
+    if env.get("GEMINI_RESTRICTED_MODE") == "true" or env.get("GEMINI_CLI_TRUST_WORKSPACE") == "false":
+        return False
     if env.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
+        return True
+    if any(((s.get("security") or {}).get("folderTrust") or {}).get("enabled") is False for s in scopes):
         return True
     rules = _read_json(_user_dir(env) / "trustedFolders.json")
     return any(
@@ -92,6 +104,39 @@ def _allowed_names(argv: list[str]) -> set[str] | None:
     return {name.strip() for value in names for name in value.split(",") if name.strip()} if names else None
 
 
+def _filter(scopes: list[tuple[str, dict[str, Any]]], argv: list[str]) -> tuple[set[str] | None, set[str]]:
+    """(allowed names or None for all, excluded names), as Gemini combines its scopes and the command line."""
+    if (names := _allowed_names(argv)) is not None:
+        return names, set()
+    lists = [s.get("mcp", {}).get("allowed") for _, s in scopes]
+    defined = [set(x) for x in lists if isinstance(x, list)]
+    allowed = set.intersection(*defined) if defined else None
+    excluded = {n for _, s in scopes for n in (s.get("mcp", {}).get("excluded") or []) if isinstance(n, str)}
+    return allowed, excluded
+
+
+def _oauth(entry: dict[str, Any]) -> bool:
+    return bool((entry.get("oauth") or {}).get("enabled")) or "authProviderType" in entry
+
+
+def _extensions(user_dir: Path) -> list[tuple[str, str]]:
+    """(extension, server name) for each MCP server an installed extension declares."""
+    found = []
+    folder = user_dir / "extensions"
+    for manifest in sorted(folder.glob("*/gemini-extension.json")) if folder.is_dir() else []:
+        config = _read_json(manifest)
+        found += [(str(config.get("name") or manifest.parent.name), n) for n in config.get("mcpServers") or {}]
+    return found
+
+
+def _merged(scopes: list[tuple[str, dict[str, Any]]], key: str) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for _, settings in scopes:
+        if isinstance(settings.get(key), dict):
+            merged |= settings[key]
+    return merged
+
+
 def discover(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Discovery:
     if (cwd / GEMINI_DIR).resolve() == _user_dir(env).resolve():
         # Gemini reads the home folder's settings as a workspace's when it runs elsewhere than HOME: with
@@ -105,36 +150,58 @@ def discover(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Discovery:
     scopes: list[tuple[str, dict[str, Any]]] = [("user", user)]
     found = Discovery(client_argv=list(argv), user_settings=user, user_dir=_user_dir(env))
     workspace = cwd / ".gemini" / "settings.json"
+    trusted = _trusted(cwd, env, [user, system])
     if workspace.exists() and workspace.parent != _user_dir(env):
-        if _trusted(cwd, env):
+        if trusted:
             scopes.append(("workspace", _read_json(workspace)))
         else:
             found.skipped.append(f"{workspace}: the folder is not trusted, so Gemini ignores it")
     scopes.append(("system", system))
     merged: dict[str, tuple[str, Any]] = {}
-    mcp: dict[str, Any] = {}
     for scope, settings in scopes:
         merged |= {name: (scope, entry) for name, entry in (settings.get("mcpServers") or {}).items()}
-        mcp |= settings.get("mcp") or {}
-    allowed = _allowed_names(argv)
+    allowed, excluded = _filter(scopes, argv)
     for name, (scope, entry) in merged.items():
         if not isinstance(entry, dict):
             found.skipped.append(f"{name} ({scope}): not a server entry")
-        elif name in (mcp.get("excluded") or []) or (mcp.get("allowed") and name not in mcp["allowed"]):
-            found.skipped.append(f"{name} ({scope}): filtered out by mcp.allowed/excluded, so not started")
-        elif allowed is not None and name not in allowed:
-            found.skipped.append(f"{name} ({scope}): not in --allowed-mcp-server-names, so not started")
+        elif name in excluded or (allowed is not None and name not in allowed):
+            how = "--allowed-mcp-server-names" if _allowed_names(argv) is not None else "mcp.allowed/excluded"
+            found.skipped.append(f"{name} ({scope}): filtered out by {how}, so not started")
         elif scope != "user":
             found.skipped.append(
                 f"{name} ({scope}): its entry outranks the user's settings, the only ones wiretap can replace "
                 "without writing your files; wrap it by hand (wiretap tap -- …)"
+            )
+        elif _oauth(entry):
+            found.skipped.append(
+                f"{name} ({scope}): it logs in with OAuth, which Gemini ties to the server's URL; through a "
+                "proxy the login would break"
             )
         else:
             missing: set[str] = set()
             found.servers.append(
                 Server(name, scope, _normalised(expand_all(entry, env, missing)), missing, dict(entry))
             )
+    for extension, name in _extensions(found.user_dir):
+        if name not in merged and name not in excluded and (allowed is None or name in allowed):
+            found.skipped.append(
+                f"{name} (extension {extension}): Gemini builds an extension's servers from its folder, "
+                "settings and enablement, which wiretap does not reproduce; wrap it by hand"
+            )
+    _add_agents(found, cwd, trusted, scopes)
     return found
+
+
+def _add_agents(found: Discovery, cwd: Path, trusted: bool, scopes: list[tuple[str, dict[str, Any]]]) -> None:
+    settings = {key: _merged(scopes, key) for key in ("experimental", "agents")}
+    agents = gemini_agents.discover(found.user_dir, cwd, trusted, settings)
+    found.skipped += agents.skipped
+    taken = {server.name for server in found.servers}
+    for agent in agents.remote:
+        name = agent.name if agent.name not in taken else f"agent-{agent.name}"
+        taken.add(name)
+        found.agents[name] = agent
+        found.servers.append(Server(name, agent.scope, {"type": "a2a", "url": agent.card_url}))
 
 
 def _normalised(entry: dict[str, Any]) -> dict[str, Any]:
@@ -160,10 +227,20 @@ def launch(discovery: Discovery, entries: dict[str, dict[str, Any]]) -> Launch:
     home = Path(tempfile.mkdtemp(prefix="wiretap-gemini-home-"))
     folder = home / GEMINI_DIR
     folder.mkdir(mode=0o700)
+    agents = {discovery.agents[n].name: str(e["url"]) for n, e in entries.items() if n in discovery.agents}
+    own = {"settings.json"} | ({gemini_agents.AGENTS_DIR} if agents else set())
     if discovery.user_dir.is_dir():
         for item in discovery.user_dir.iterdir():
-            if item.name != "settings.json":
+            if item.name not in own:
                 (folder / item.name).symlink_to(item.resolve())
-    servers = {**(discovery.user_settings.get("mcpServers") or {}), **{n: _gemini_entry(e) for n, e in entries.items()}}
+    if agents:
+        gemini_agents.private_agents(
+            folder / gemini_agents.AGENTS_DIR,
+            discovery.user_dir / gemini_agents.AGENTS_DIR,
+            list(discovery.agents.values()),
+            agents,
+        )
+    wrapped = {n: _gemini_entry(e) for n, e in entries.items() if n not in discovery.agents}
+    servers = {**(discovery.user_settings.get("mcpServers") or {}), **wrapped}
     private_json({**discovery.user_settings, "mcpServers": servers}, folder=folder, name="settings.json")
     return Launch(list(discovery.client_argv), env={"GEMINI_CLI_HOME": str(home)}, private=[home])

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.errors import BadInput, Unavailable
-from wiretap.wrap.session import DEFAULT_DIR, MANIFEST
+
+DEFAULT_DIR = Path("wiretap-sessions")
+MANIFEST = "manifest.json"
 
 
 class NotASession(BadInput):
@@ -26,8 +28,12 @@ class SessionFolder:
         return [
             (server, self.path / name)
             for server in self.manifest.get("servers", [])
-            for name in server.get("recordings") or [server["recording"]]
+            for name in server.get("recordings") or self._expected(server)
         ]
+
+    def _expected(self, server: dict[str, Any]) -> list[str]:
+        """A finished session's server without recordings was never started: nothing to read."""
+        return [] if self.manifest.get("running") is False and "recordings" in server else [server["recording"]]
 
     def recordings_of(self, server: str | None = None) -> list[tuple[dict[str, Any], Path]]:
         """The recordings to read (one server's with ``server``); a clear error when there are none."""
@@ -151,4 +157,14 @@ def recent_sessions(root: Path = DEFAULT_DIR, limit: int = 20) -> list[SessionFo
                 continue
         if len(found) >= limit:
             break
+    return found
+
+
+def recordings_of(first: Path) -> list[Path]:
+    """A server's recordings: a client that starts it again gets NAME.1.jsonl, NAME.2.jsonl…"""
+    found = [first] if first.exists() else []
+    n = 1
+    while (following := first.with_name(f"{first.stem}.{n}{first.suffix}")).exists():
+        found.append(following)
+        n += 1
     return found
