@@ -16,7 +16,7 @@ from taprun import TAP, settled_read_all
 
 from wiretap.analysis.limits import Limit, largest_limit, limit_for
 from wiretap.analysis.report import build_report
-from wiretap.analysis.session_report import build_session_report
+from wiretap.analysis.session_report import build_session_report, session_limits
 
 REPO = Path(__file__).resolve().parent.parent
 SERVER = [sys.executable, str(Path(__file__).parent / "scenarios" / "give_up_server.py")]
@@ -26,7 +26,8 @@ IDLE_HALF_SECOND = {"limits_env": {"CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT": "500"}}
 
 
 def ours(path: Path, manifest: dict[str, Any] | None = None) -> list[tuple[str, list[float]]]:
-    report = build_report(path, manifest=manifest)
+    limits = session_limits(manifest, {}) if manifest is not None else None
+    report = build_report(path, limits=limits)
     return [(f.code, f.times) for f in report.findings if f.code in CODES]
 
 
