@@ -199,3 +199,24 @@ def test_a_task_cancelled_just_before_exit_is_not_live_in_the_verdict_nor_in_the
     assert task.live_at_client_exit is False
     assert (verdict.live_tasks, verdict.cancelled, verdict.sent) == ([], ["T"], True)
     assert "with no live task, having cancelled 1 task on its way out" in verdict.verdict
+
+
+def test_a_task_stop_well_before_exit_is_a_stop_during_the_session_and_the_task_is_not_live(tmp_path: Path) -> None:
+    h = Http()
+    meta = {
+        "_meta": {"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
+    }
+    created = {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "task", "taskId": "T", "status": "working"}}
+    h.exchange(0.10, rpc(1, "tools/call", {"name": "forever", "arguments": {}, **meta}), 200, created)
+    # TaskStop: two cancels in the same millisecond, each answered with an empty result, 1.6 s before exit.
+    h.exchange(0.50, rpc(2, "tasks/cancel", {"taskId": "T"}), 200, {"jsonrpc": "2.0", "id": 2, "result": {}})
+    h.exchange(0.50, rpc(3, "tasks/cancel", {"taskId": "T"}), 200, {"jsonrpc": "2.0", "id": 3, "result": {}})
+    h.close(2.12)
+    report = build_report(h.write(tmp_path / "rec.jsonl"))
+    (task,) = report.tasks
+    verdict = report.verdicts.cancel_on_exit
+    assert len(task.cancels) == 2
+    assert task.live_at_client_exit is False
+    assert (verdict.live_tasks, verdict.cancelled, verdict.sent) == ([], [], None)
+    assert "with no live task; it had stopped 1 task during the session" in verdict.verdict
+    assert "on its way out" not in verdict.verdict

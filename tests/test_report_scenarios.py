@@ -411,7 +411,11 @@ def test_headless_claude_code_cancels_the_task_in_the_same_tick_as_the_input_req
     else:  # the client's reaction straddles the threshold: either reading is true to what happened
         assert question["answered_by"] in (right_after, "tasks/cancel")
     exits = r["verdicts"]["cancel_on_exit"]
-    assert (exits["live_tasks"], exits["cancelled"], exits["sent"]) == ([task["id"]], [task["id"]], True)
+    # The cancel was sent and answered before the exit: the task was over, and the cancel answered the question.
+    assert task["live_at_client_exit"] is False
+    assert (exits["live_tasks"], exits["cancelled"], exits["sent"]) == ([], [], None)
+    assert "the moment a question opened" in exits["verdict"] and "on its way out" not in exits["verdict"]
+    assert "cancelled at once by tasks/cancel" in r["verdicts"]["elicitation_gaps"]["verdict"]
     near(r["client_exit"]["t"], case.at(6.50), "client exit")
     assert r["findings"] == []
 

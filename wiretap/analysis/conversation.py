@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wiretap.recording.events import Direction, Event, Kind
-from wiretap.wire.jsonrpc import NOTIFICATION, REQUEST, RESPONSE, Pairing, Waiting, is_response, kind_of
+from wiretap.wire.jsonrpc import NOTIFICATION, REQUEST, RESPONSE, Pairing, Waiting, is_response, kind_of, requester_of
 
 __all__ = ["NOTIFICATION", "REQUEST", "RESPONSE", "Conversation", "Message", "OtherBody"]
 
@@ -136,6 +136,11 @@ class Conversation:
         """Requests that never got a response."""
         waiting = self._open.waiting() + list(self._rest_open.values())
         return sorted((m for m in waiting if m.answered_at is None), key=lambda m: m.t)
+
+    def waiting_request(self, direction: str, msg_id: Any, ex: Any = None) -> Message | None:
+        """The request sent in ``direction`` with this id that is still waiting for its response."""
+        waiting = self._open.find(requester_of(direction), msg_id, ex)
+        return waiting.item if waiting is not None else None
 
     def _jsonrpc(self, event: Event, body: dict[str, Any]) -> Message:
         t, direction, ex = float(event["t"]), str(event.get("dir")), event.get("ex")

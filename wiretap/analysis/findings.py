@@ -9,6 +9,7 @@ from wiretap.plural import plural
 
 if TYPE_CHECKING:
     from wiretap.analysis.conversation import Message
+    from wiretap.analysis.limits import ClientLimit
     from wiretap.analysis.model import HeaderMismatch
     from wiretap.analysis.states import State
     from wiretap.wire.versions import ProtocolVersion
@@ -241,6 +242,50 @@ class Findings:
             ),
         )
 
+    def client_gave_up(self, request: Message, t: float, how: str) -> None:
+        self._add(
+            None,
+            Finding(
+                "client-gave-up",
+                WARNING,
+                f"the client gave up on {_call(request)} {t - request.t:.2f} s after sending it: {how}",
+                "Answer within the client's limit, send progress while working, or return a task the client "
+                "can poll; stop the work once the client has given up.",
+                [request.t, t],
+            ),
+        )
+
+    def answer_after_give_up(self, request: Message, gave_up: float, answered: float) -> None:
+        self._add(
+            None,
+            Finding(
+                "answer-after-give-up",
+                WARNING,
+                f"the answer to {_call(request)} came {answered - gave_up:.2f} s after the client had given up "
+                f"on it: the client never used it",
+                "The work was done and its result lost: answer within the client's limit or return a task; "
+                "after notifications/cancelled, send no response.",
+                [request.t, gave_up, answered],
+            ),
+        )
+
+    def idle_timeout_risk(
+        self, request: Message, start: float, end: float, limit: float, row: ClientLimit, *, answered: bool
+    ) -> None:
+        until = "until its answer" if answered else "with no answer"
+        self._add(
+            None,
+            Finding(
+                "idle-timeout-risk",
+                WARNING,
+                f"{_call(request)} went {end - start:.2f} s without a response or progress notification {until}, "
+                f"past {row.client}'s idle limit of {limit:g} s over {row.transport} ({row.setting})",
+                "Send notifications/progress with the call's progressToken while the tool works, or return a "
+                "task: the client aborts a call silent for longer than its idle limit.",
+                [start, end],
+            ),
+        )
+
     def stdout_not_json(self, severity: str, message: str, times: list[float], count: int) -> None:
         finding = Finding(
             "stdout-not-json",
@@ -309,6 +354,12 @@ class Findings:
                 [t],
             ),
         )
+
+
+def _call(request: Message) -> str:
+    """``tools/call #5 (slow)``."""
+    name = request.params.get("name") if request.method == "tools/call" else None
+    return f"{request.method} #{request.id}" + (f" ({name})" if isinstance(name, str) else "")
 
 
 def _header_said(found: HeaderMismatch) -> str:

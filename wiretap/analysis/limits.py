@@ -39,7 +39,38 @@ class ClientLimit:
     """Seconds per unit of ``setting``'s value (0.001 for a value in milliseconds)."""
 
 
-LIMITS: tuple[ClientLimit, ...] = (
+CLAUDE_CODE_2_1_197 = "https://www.npmjs.com/package/@anthropic-ai/claude-code/v/2.1.197"
+CLAUDE_CODE_2_1_332 = "https://www.npmjs.com/package/@anthropic-ai/claude-code/v/2.1.332"
+
+GIVE_UP_LIMITS: tuple[ClientLimit, ...] = (
+    # Claude Code over HTTP aborts a POST whose response head has not come by the largest of these.
+    ClientLimit("claude-code", Limit.REQUEST, 60.0, "https://github.com/anthropics/claude-code/issues/36221", "http"),
+    ClientLimit("claude-code", Limit.REQUEST, 60.0, CLAUDE_CODE_2_1_197, "http", "2.1.197", "MCP_TOOL_TIMEOUT", 0.001),
+    ClientLimit("claude-code", Limit.REQUEST, 30.0, CLAUDE_CODE_2_1_332, "http", "2.1.332", "MCP_TIMEOUT", 0.001),
+    ClientLimit(
+        "claude-code",
+        Limit.IDLE,
+        300.0,
+        CLAUDE_CODE_2_1_197,
+        "http",
+        "2.1.187",
+        "CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT",
+        0.001,
+    ),
+    ClientLimit(
+        "claude-code",
+        Limit.IDLE,
+        1800.0,
+        CLAUDE_CODE_2_1_332,
+        "stdio",
+        "2.1.332",
+        "CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT",
+        0.001,
+    ),
+)
+
+
+STARTUP_LIMITS: tuple[ClientLimit, ...] = (
     # Startup: from spawn (or the first connection) to the answer of the handshake.
     ClientLimit(
         "claude-code",
@@ -65,6 +96,8 @@ LIMITS: tuple[ClientLimit, ...] = (
         unit_s=0.001,
     ),
 )
+
+LIMITS: tuple[ClientLimit, ...] = (*STARTUP_LIMITS, *GIVE_UP_LIMITS)
 
 WRAPPED_CLIENTS = {"Claude Code": "claude-code", "Codex": "codex-mcp-client", "Gemini CLI": "gemini-cli-mcp-client"}
 """A session manifest's ``client`` (the wrapper's name) → the ``clientInfo`` name its rows use."""
@@ -120,3 +153,25 @@ def limit_for(
         except ValueError:
             return row.default_s, row
     return None
+
+
+def largest_limit(
+    client: str | None,
+    limit: Limit,
+    *,
+    transport: str,
+    version: str | None = None,
+    settings: Mapping[str, str] | None = None,
+) -> tuple[float, ClientLimit] | None:
+    """The largest of the limits that apply (a client that waits for whichever of its settings is longest)."""
+    found = []
+    for row in LIMITS:
+        if row.client != client or row.limit is not limit or row.transport not in (None, transport):
+            continue
+        if _version_at_least(version, row.since):
+            value = (settings or {}).get(row.setting or "")
+            try:
+                found.append((float(value) * row.unit_s if value else row.default_s, row))
+            except ValueError:
+                found.append((row.default_s, row))
+    return max(found, key=lambda pair: pair[0]) if found else None

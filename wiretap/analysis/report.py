@@ -16,6 +16,7 @@ from wiretap.analysis.activity import Activity
 from wiretap.analysis.conversation import Conversation, Message, OtherBody
 from wiretap.analysis.exits import ExitWatch
 from wiretap.analysis.findings import Findings
+from wiretap.analysis.give_up import ClientLimits, GiveUps
 from wiretap.analysis.header_check import HeaderCheck, VersionWatch
 from wiretap.analysis.imported import ObservedFacts, mark_imported
 from wiretap.analysis.methods import method_of
@@ -38,13 +39,22 @@ Limits = tuple[str | None, dict[str, str]]
 """A session's client (its ``clientInfo`` name) and the settings of its limits."""
 LONG_LIVED = frozenset({"subscriptions/listen"})
 """Requests that stay open by design until the client goes away (2026-07-28 notification streams)."""
-CANCEL_BEFORE_EXIT = 5.0
-"""Seconds before the client left in which cancelling a task counts as cancelling it on exit."""
+CANCEL_BEFORE_EXIT = 0.5
+"""Seconds before the client left in which cancelling a task counts as cancelling it on exit: a client
+cancelling on its way out does so as it closes; a cancel earlier than that (TaskStop) is a stop during the
+session."""
+AT_ONCE = 0.05
+"""A question cancelled within this many seconds of opening was never shown to anyone."""
 POLL_RULE = "Claude Code's rule: the server's interval clamped to 250 ms–30 s; 2 s when the server gives none"
 
 
 def applied_poll_ms(requested: int | None) -> int:
     return 2000 if requested is None else max(250, min(30_000, requested))
+
+
+def _cancel_ended(task: Task) -> bool:
+    ended = task.terminal_at if task.terminal_at is not None else task.cancel_answered_at
+    return bool(task.cancels) and ended is not None and task.cancels[0][0] <= ended
 
 
 def _r(value: float | None, digits: int = 3) -> float | None:
@@ -108,6 +118,8 @@ class Analysis:
         self.session_client: str | None = None
         self.client_exited: float | None = None
         """From a session manifest, on the recording's clock."""
+        self.give_ups = GiveUps()
+        self.transport = transport
         self.events = 0
         self.keep_rows = keep_rows
         self.rows: list[Any] = []
@@ -124,6 +136,7 @@ class Analysis:
     def feed(self, event: dict[str, Any]) -> None:
         self.events += 1
         self.exits.feed(event)
+        self.give_ups.feed_event(event)
         self.observer.feed(event)
         self.observed.feed(event)
         self.headers.feed(event)
@@ -147,6 +160,7 @@ class Analysis:
                 self.startup.message(item)
                 self.tasks.feed(item)
                 self.questions.feed(item)
+                self.give_ups.feed(item, self.conversation)
             elif isinstance(item, OtherBody):
                 self.traffic.feed_other(item)
 
@@ -162,6 +176,7 @@ class Analysis:
             self.startup.client_exited(self.client_exited)
         self.startup.finish(self.findings, self.limit_settings, self.session_client)
         authorization = self.oauth.finish(self.findings)
+        self.give_ups.finish(self.findings, self._client_limits(), end)
         tasks = sorted(self.tasks.tasks.values(), key=lambda task: task.created_at)
         questions = self._questions(tasks, end)
         task_rows = [self._task(task, questions, end) for task in tasks]
@@ -190,7 +205,7 @@ class Analysis:
             questions=[self._question(q) for q in questions],
             verdicts=model.Verdicts(
                 poll_intervals=self._poll_verdict(tasks, questions, end),
-                cancel_on_exit=self._cancel_verdict(task_rows),
+                cancel_on_exit=self._cancel_verdict(task_rows, questions),
                 elicitation_gaps=self._question_verdict(questions),
                 shutdown=shutdown_verdict(self.observer.shutdown(self.client_exited)),
             ),
@@ -207,6 +222,11 @@ class Analysis:
             for _, _, verdict in report.verdicts.titled():
                 verdict.verdict += f" {capped_note(capped)}"
         return report
+
+    def _client_limits(self) -> ClientLimits:
+        handshake = self.observer.handshake()
+        client = handshake.client_name or self.session_client
+        return ClientLimits.of(client, handshake.client_version, self.transport, self.limit_settings)
 
     def _capped(self) -> model.Capped | None:
         """The recording's cap, and its finding (before the findings are listed)."""
@@ -269,9 +289,7 @@ class Analysis:
             terminal=task.terminal_at is not None,
             live_at_client_exit=live,
             cancels=[model.Via(_f(t), via) for t, via in task.cancels],
-            cancelled_by_client_at=_r(task.cancels[0][0])
-            if task.cancels and task.terminal_at is not None and task.cancels[0][0] <= task.terminal_at
-            else None,
+            cancelled_by_client_at=_r(task.cancels[0][0]) if _cancel_ended(task) else None,
             refused=[model.Refusal(_f(t), via, code) for t, via, code in task.refused],
             answers=[model.Via(_f(t), via) for t, via in task.answers],
             median_interval=_r(summary.median) if summary else None,
@@ -350,7 +368,7 @@ class Analysis:
             requested_poll_ms=max(set(asked), key=asked.count) if asked else None,
         )
 
-    def _cancel_verdict(self, task_rows: list[model.TaskRow]) -> model.CancelVerdict:
+    def _cancel_verdict(self, task_rows: list[model.TaskRow], questions: list[Question]) -> model.CancelVerdict:
         client = self.exits.client
         if client is None:
             return model.CancelVerdict("Unknown: the recording does not show the client going away.", [])
@@ -363,13 +381,25 @@ class Analysis:
         live = [row for row in task_rows if row.live_at_client_exit]
         # A task the client cancelled on its way out had ended by the time it left: not live at exit (as
         # tasks[] says), but credited as cancelled on exit.
+        # A cancel that answered a question the moment it opened (a headless client) is that answer, not an exit.
+        at_once = {
+            q.task for q in questions if q.cancelled_instead and q.closed is not None and q.closed - q.opened <= AT_ONCE
+        }
         way_out = [
             row
             for row in task_rows
             if not row.live_at_client_exit
+            and row.id not in at_once
             and row.cancelled_by_client_at is not None
             and client.t - row.cancelled_by_client_at <= CANCEL_BEFORE_EXIT
         ]
+        stopped = [
+            row
+            for row in task_rows
+            if row.cancelled_by_client_at is not None and row not in way_out and not row.live_at_client_exit
+        ]
+        headless = [row for row in stopped if row.id in at_once]
+        stopped = [row for row in stopped if row.id not in at_once]
         cancelled = [row for row in live if row.cancels] + way_out
         went = f"The client went away at {client.t:.2f} s ({client.how})"
         if live:
@@ -383,6 +413,17 @@ class Analysis:
             verdict = f"{went} with no live task"
         if way_out:
             verdict += f", having cancelled {plural(len(way_out), 'task')} on its way out"
+        if stopped:
+            before = min(client.t - (row.cancelled_by_client_at or 0.0) for row in stopped)
+            verdict += (
+                f"; it had stopped {plural(len(stopped), 'task')} during the session"
+                f" ({before:.2f} s or more before leaving: not a cancel on exit)"
+            )
+        if headless:
+            verdict += (
+                f"; it cancelled {plural(len(headless), 'task')} the moment a question opened"
+                " (a headless client cannot show it), not on exit"
+            )
         verdict += f"{server_text}."
         evidence = list(client.evidence)
         for row in [*live, *way_out]:
@@ -409,6 +450,11 @@ class Analysis:
         )
         if worst.answered_by is None:
             answered = "; never answered"
+        elif worst.cancelled_instead and worst.closed is not None and worst.closed - worst.opened <= AT_ONCE:
+            answered = (
+                f"; cancelled at once by {worst.answered_by}, {(worst.closed - worst.opened) * 1000:.0f} ms after"
+                " it opened: the client never showed the question (a headless client)"
+            )
         else:
             answered = f"; {'cancelled instead by' if worst.cancelled_instead else 'answered by'} {worst.answered_by}"
         verdict = (
@@ -496,6 +542,9 @@ def analyse_into_model(
         found = reader.header.get("monotonic_origin")
         origin = float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
         offset = origin - clock_origin if clock_origin is not None and origin is not None else 0.0
+        if client_exited_monotonic is not None and origin is not None:
+            zero = clock_origin if clock_origin is not None else origin
+            analysis.give_ups.client_exit = client_exited_monotonic - zero
         for event in reader.events():
             analysis.feed(event if not offset else {**event, "t": float(event.get("t", 0.0)) + offset})
         if client_exited_monotonic is not None and origin is not None:

@@ -99,6 +99,8 @@ class Task:
     told_terminal_at: float | None = None
     """When an answer to one of the client's own requests showed the end (a notification may go unread)."""
     not_found_at: float | None = None
+    cancel_answered_at: float | None = None
+    """When the server answered a cancel without an error: the task is over even if no state says so."""
 
     @property
     def state(self) -> State | None:
@@ -106,7 +108,8 @@ class Task:
 
     def live_at(self, t: float) -> bool:
         """Whether the task had begun and had not ended, nor been forgotten by the server, at ``t``."""
-        ended = min((x for x in (self.terminal_at, self.not_found_at) if x is not None), default=None)
+        ends = (self.terminal_at, self.not_found_at, self.cancel_answered_at)
+        ended = min((x for x in ends if x is not None), default=None)
         return self.created_at <= t and (ended is None or ended > t)
 
 
@@ -307,6 +310,8 @@ class TaskTracker:
         task = self.tasks.get(key) if key else None
         if task is None or m.error is not None:
             return
+        if task.cancel_answered_at is None:
+            task.cancel_answered_at = m.t
         if task.protocol == "mcp" and "status" in result:
             self._state(task, mcp_state(result["status"]), m.t, None)
         elif task.protocol == "a2a":
