@@ -17,8 +17,8 @@ SESSION = "wiretap-sessions/s1"
 
 def session_workdir(cwd: Path) -> Path:
     """``cwd`` with one real session (``wiretap -- claude``, the scenario client) at SESSION: server alpha
-    answers, server beta prints a banner on stdout first (a stdout-not-json finding); and an unredacted
-    recording in wiretap-recordings."""
+    answers, server beta prints a banner on stdout first (a stdout-not-json finding; the client reads past
+    it); and an unredacted recording in wiretap-recordings."""
     bin_dir = cwd / "bin"
     bin_dir.mkdir()
     claude = bin_dir / "claude"
@@ -30,7 +30,17 @@ def session_workdir(cwd: Path) -> Path:
     }
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(cwd)}
     config = json.dumps({"mcpServers": entries})
-    argv = [sys.executable, "-m", "wiretap", "--", "claude", "--mcp-config", config, "--strict-mcp-config"]
+    argv = [
+        sys.executable,
+        "-m",
+        "wiretap",
+        "--",
+        "claude",
+        "--mcp-config",
+        config,
+        "--strict-mcp-config",
+        "--skip-noise",
+    ]
     subprocess.run(argv, cwd=cwd, env=env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
     (session,) = (cwd / "wiretap-sessions").iterdir()
     session.rename(session.with_name("s1"))

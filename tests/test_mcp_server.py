@@ -214,10 +214,10 @@ def test_list_sessions_gives_the_session_with_its_servers_and_message_counts(ser
     started = [s["started"] for s in found["sessions"]]
     assert started == sorted(started, reverse=True)
     session = next(s for s in found["sessions"] if s["path"] == "wiretap-sessions/s1")
-    assert (session["path"], session["client"], session["status"]) == ("wiretap-sessions/s1", "Claude Code", "exit 1")
+    assert (session["path"], session["client"], session["status"]) == ("wiretap-sessions/s1", "Claude Code", "exit 0")
     assert session["servers"] == [
         {"name": "alpha", "transport": "stdio", "messages": 4, "recordings": ["wiretap-sessions/s1/alpha.jsonl"]},
-        {"name": "beta", "transport": "stdio", "messages": 3, "recordings": ["wiretap-sessions/s1/beta.jsonl"]},
+        {"name": "beta", "transport": "stdio", "messages": 5, "recordings": ["wiretap-sessions/s1/beta.jsonl"]},
     ]
 
 
@@ -244,6 +244,8 @@ def test_timeline_of_a_session_filters_by_server_method_direction_time_and_text(
         ("alpha", "OUT", "tools/call"),
         ("beta", "IN", "tools/list"),
         ("beta", "OUT", "tools/list"),
+        ("beta", "IN", "tools/call"),
+        ("beta", "OUT", "tools/call"),
     ]
     assert whole["clock"] == "the session's: 0 = the client's start"
     out, _ = call(server, "timeline", path="wiretap-sessions/s1", server="beta", direction="out")
@@ -267,7 +269,7 @@ def test_timeline_pages_with_totals_and_next_offset(server: Protocol) -> None:
 def test_report_summary_counts_and_findings_page(server: Protocol) -> None:
     summary, _ = call(server, "report", path="s1")
     assert summary["servers"] == ["alpha", "beta"]
-    assert summary["counts"] == {"findings": 1, "tasks": 0, "questions": 0, "latency": 3}, summary["findings"]
+    assert summary["counts"] == {"findings": 1, "tasks": 0, "questions": 0, "latency": 4}, summary["findings"]
     assert summary["findings"] == [{"index": 0, "code": "stdout-not-json", "severity": "warning", "server": "beta"}]
     assert "cancel_on_exit" in summary["verdicts"]
     findings, _ = call(server, "report", path="s1", section="findings")
@@ -275,7 +277,10 @@ def test_report_summary_counts_and_findings_page(server: Protocol) -> None:
     assert (finding["index"], finding["code"], finding["server"]) == (0, "stdout-not-json", "beta")
     assert "'Starting scenario server v1.0 on stdio...' (41 bytes)" in finding["message"]
     beta, _ = call(server, "report", path="s1", server="beta", section="latency")
-    assert [row["server"] for row in beta["latency"]] == ["beta"]
+    assert [(row["server"], row["method"]) for row in beta["latency"]] == [
+        ("beta", "tools/call"),
+        ("beta", "tools/list"),
+    ]
 
 
 def test_report_of_a_recording_with_tasks_and_questions(server: Protocol) -> None:

@@ -517,9 +517,7 @@ def test_claude_code_sees_the_wrapped_servers_as_dynamic_and_lists_them_in_its_o
     assert {s["name"]: s["source"] for s in direct} == SCOPES
     wrapped_servers = project.wrapped.claude.init["mcp_servers"]
     # An HTTP server keeps its entry: it is recorded through the forward proxy, its URL unchanged.
-    assert {s["name"]: s["source"] for s in wrapped_servers} == dict.fromkeys(SCOPES, "dynamic") | {
-        HTTP: SCOPES[HTTP]
-    }
+    assert {s["name"]: s["source"] for s in wrapped_servers} == dict.fromkeys(SCOPES, "dynamic") | {HTTP: SCOPES[HTTP]}
     assert [s["name"] for s in wrapped_servers] == [s["name"] for s in direct]
 
 

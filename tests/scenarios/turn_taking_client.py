@@ -1,13 +1,14 @@
 """A scenario MCP client with known truth, installed as ``claude`` so that ``wiretap -- claude`` wraps it.
 
-``claude --mcp-config FILE --strict-mcp-config [--interleave] [--wait-for PATH] [--exit N]``
+``claude --mcp-config FILE --strict-mcp-config [--interleave] [--wait-for PATH] [--exit N] [--skip-noise]``
 
 It sends ``tools/list`` (id 1) then ``tools/call`` (id 2) to each stdio server of FILE and waits for each
 answer before sending anything else, so the true order of all messages is known:
 - by default one server after the other, in the file's order: each is started, asked, closed and waited
   for before the next starts (the last one only once PATH exists, with --wait-for);
 - with --interleave, all are started first, then asked in turns: A #1, B #1, A #2, B #2.
-Exits N (default 0).
+With --skip-noise it reads past stdout lines that are not JSON-RPC (as a lenient client does); without,
+such a line makes it fail. Exits N (default 0).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 REQUESTS = ((1, "tools/list"), (2, "tools/call"))
+SKIP_NOISE = "--skip-noise" in sys.argv
 
 
 class Server:
@@ -33,7 +35,10 @@ class Server:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method}).encode() + b"\n")
         self.proc.stdin.flush()
-        assert json.loads(self.proc.stdout.readline())["id"] == request_id
+        line = self.proc.stdout.readline()
+        while SKIP_NOISE and line and not line.lstrip().startswith(b"{"):
+            line = self.proc.stdout.readline()
+        assert json.loads(line)["id"] == request_id
 
     def close(self) -> None:
         assert self.proc.stdin is not None
