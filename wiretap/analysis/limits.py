@@ -7,7 +7,7 @@ session's recorded environment or config (``setting``) may change it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -133,6 +133,22 @@ def _version_at_least(version: str | None, since: str | None) -> bool:
     return have >= want
 
 
+def _applying(
+    client: str | None, limit: Limit, transport: str, version: str | None, settings: Mapping[str, str] | None
+) -> Iterator[tuple[float, ClientLimit]]:
+    """Each row that applies to the client that ran, in the table's order, with its value in seconds."""
+    for row in LIMITS:
+        if row.client != client or row.limit is not limit or row.transport not in (None, transport):
+            continue
+        if not _version_at_least(version, row.since):
+            continue
+        value = (settings or {}).get(row.setting or "")
+        try:
+            yield (float(value) * row.unit_s if value else row.default_s), row
+        except ValueError:
+            yield row.default_s, row
+
+
 def limit_for(
     client: str | None,
     limit: Limit,
@@ -142,17 +158,7 @@ def limit_for(
     settings: Mapping[str, str] | None = None,
 ) -> tuple[float, ClientLimit] | None:
     """The limit in seconds for the client that ran, and the row it comes from; None when unknown."""
-    for row in LIMITS:
-        if row.client != client or row.limit is not limit or row.transport not in (None, transport):
-            continue
-        if not _version_at_least(version, row.since):
-            continue
-        value = (settings or {}).get(row.setting or "")
-        try:
-            return (float(value) * row.unit_s if value else row.default_s), row
-        except ValueError:
-            return row.default_s, row
-    return None
+    return next(_applying(client, limit, transport, version, settings), None)
 
 
 def largest_limit(
@@ -164,14 +170,4 @@ def largest_limit(
     settings: Mapping[str, str] | None = None,
 ) -> tuple[float, ClientLimit] | None:
     """The largest of the limits that apply (a client that waits for whichever of its settings is longest)."""
-    found = []
-    for row in LIMITS:
-        if row.client != client or row.limit is not limit or row.transport not in (None, transport):
-            continue
-        if _version_at_least(version, row.since):
-            value = (settings or {}).get(row.setting or "")
-            try:
-                found.append((float(value) * row.unit_s if value else row.default_s, row))
-            except ValueError:
-                found.append((row.default_s, row))
-    return max(found, key=lambda pair: pair[0]) if found else None
+    return max(_applying(client, limit, transport, version, settings), key=lambda pair: pair[0], default=None)
