@@ -11,12 +11,12 @@ import asyncio
 import http.client
 import json
 import subprocess
-import threading
 import time
 from typing import IO, Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from scenarios.threaded_app import ThreadedApp
 
 CLIENT_INFO = {"name": "claude-code", "version": "2.1.332"}
 INITIALIZE = {
@@ -97,39 +97,22 @@ def _drive(
 # -- HTTP -------------------------------------------------------------------------------------------
 
 
-class SlowHttpServer:
+class SlowHttpServer(ThreadedApp):
     """``with SlowHttpServer(stream=False) as up: up.url``: an MCP endpoint at /mcp whose ``slow`` answers
     after ``seconds``: as a JSON body then (its head with it), or (``stream``) on an event stream whose
     head goes at once."""
 
+    PATH = "/mcp"
+    SHUTDOWN_TIMEOUT = 0.5
+
     def __init__(self, *, stream: bool) -> None:
+        super().__init__()
         self.stream = stream
-        self.url = ""
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._runner: web.AppRunner | None = None
 
-    def __enter__(self) -> SlowHttpServer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
-
-    async def _start(self) -> None:
+    def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/mcp", self._mcp)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = self._runner.addresses[0][1]
-        self.url = f"http://127.0.0.1:{port}/mcp"
+        return app
 
     async def _mcp(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()

@@ -12,34 +12,19 @@ import time
 from typing import Any
 
 from aiohttp import web
+from scenarios.threaded_app import ThreadedApp
 
 
-class Upstream:
+class Upstream(ThreadedApp):
     """``with Upstream() as up: up.url``; ``up.seen`` holds what each request looked like on arrival."""
 
     def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
-        self.ssl_context = ssl_context
+        super().__init__(ssl_context)
         self.seen: list[dict[str, Any]] = []
         self.sent_at: dict[str, float] = {}
         self.disconnected = threading.Event()
-        self.url = ""
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._runner: web.AppRunner | None = None
 
-    def __enter__(self) -> Upstream:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
-
-    async def _start(self) -> None:
+    def app(self) -> web.Application:
         app = web.Application(middlewares=[self._remember], client_max_size=64 << 20)
         app.router.add_route("*", "/mcp", self.mcp)
         app.router.add_get("/sse-two-events", self.two_events)
@@ -52,12 +37,7 @@ class Upstream:
         app.router.add_get("/legacy/sse-relative", self.legacy_sse_relative)
         app.router.add_post("/a2a/message:send", self.a2a_send)
         app.router.add_get("/a2a/tasks/{id}", self.a2a_get)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.ssl_context)
-        await site.start()
-        port = self._runner.addresses[0][1]
-        self.url = f"{'https' if self.ssl_context else 'http'}://127.0.0.1:{port}"
+        return app
 
     @web.middleware
     async def _remember(self, request: web.Request, handler: Any) -> web.StreamResponse:

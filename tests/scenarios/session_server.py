@@ -16,52 +16,37 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import threading
 from typing import Any
 
 from aiohttp import web
+from scenarios.threaded_app import ThreadedApp
 
 RETRY_MS = 50
 
 
-class SessionServer:
+class SessionServer(ThreadedApp):
     """``with SessionServer() as server: server.url``"""
 
+    SHUTDOWN_TIMEOUT = 1.0
+
     def __init__(self) -> None:
+        super().__init__()
         self.sessions: dict[str, int] = {}
         self.pending: dict[str, dict[str, Any]] = {}
         """Event id of a priming event → the response owed on resumption."""
         self.legacy: dict[str, asyncio.Queue[dict[str, Any]]] = {}
-        self.url = ""
         self._ids = itertools.count(1)
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._runner: web.AppRunner | None = None
 
-    def __enter__(self) -> SessionServer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def closing(self) -> None:
         for queue in self.legacy.values():  # ends the legacy streams
             self._loop.call_soon_threadsafe(queue.put_nowait, {})
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
 
-    async def _start(self) -> None:
+    def app(self) -> web.Application:
         app = web.Application()
         app.router.add_route("*", "/mcp", self.mcp)
         app.router.add_get("/sse", self.legacy_stream)
         app.router.add_post("/messages", self.legacy_post)
-        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+        return app
 
     def _answer(self, session: str, message: dict[str, Any]) -> dict[str, Any]:
         if message.get("method") == "initialize":
