@@ -1,6 +1,5 @@
 import pytest
-
-from tests.golden_outputs import COMMANDS, ROOT, digests, recordings, stored_digests
+from golden_outputs import COMMANDS, ROOT, digests, recordings, stored_digests
 
 
 def test_every_shipped_recording_and_command_has_a_stored_digest() -> None:
