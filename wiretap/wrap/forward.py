@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 from wiretap.errors import BadInput
 from wiretap.files import write_private
 from wiretap.forward.proxy import Origin, split_authority
-from wiretap.transports.process import EXIT_WITH_STDIN
 from wiretap.wrap.clients.servers import Server
+from wiretap.wrap.sidecar import start_sidecar
 
 START_TIMEOUT = 20.0
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY")
@@ -71,7 +71,7 @@ def start_forward(
     origins = {name: origin_of(str(server.entry.get("url", ""))) for name, server in servers.items()}
     known = [origin for origin in origins.values() if origin is not None]
     hosts = {origin.host for origin in known}
-    command = [sys.executable, "-m", "wiretap", "proxy", "--forward", "--out", f"{folder}/", *options]
+    command = ["proxy", "--forward", "--out", f"{folder}/", *options]
     for authority in sorted({f"[{o.host}]:{o.port}" if ":" in o.host else f"{o.host}:{o.port}" for o in known}):
         command += ["--intercept", authority]
     for name, origin in origins.items():
@@ -80,16 +80,7 @@ def start_forward(
     extra = env.get("NODE_EXTRA_CA_CERTS")
     if extra and os.path.isfile(extra):  # what the client trusts besides the system, wiretap trusts upstream
         command += ["--upstream-cafile", extra]
-    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), "w") as log_file:
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log_file,
-            text=True,
-            start_new_session=True,
-            env={**os.environ, EXIT_WITH_STDIN: "1"},
-        )
+    proc = start_sidecar(command, log)
     assert proc.stdout is not None
     client_env: dict[str, str] = {}
     for line in proc.stdout:

@@ -29,12 +29,12 @@ from wiretap.recording.complete import await_end, wait_released
 from wiretap.recording.events import utc_iso_ms
 from wiretap.recording.folders import DEFAULT_DIR, MANIFEST, recordings_of
 from wiretap.recording.paths import safe_name, utc_stamp
-from wiretap.transports.process import EXIT_WITH_STDIN
 from wiretap.wire.redact import redact_argv, redact_text
 from wiretap.wrap.clients import client_for
 from wiretap.wrap.clients.launch import Launch
 from wiretap.wrap.clients.servers import Server
 from wiretap.wrap.forward import origin_of, start_forward
+from wiretap.wrap.sidecar import start_sidecar
 
 PROXY_START_TIMEOUT = 20.0
 SETTLE_TIMEOUT = 10.0
@@ -106,31 +106,8 @@ def _tap_entry(server: Server, recording: Path, options: list[str]) -> dict[str,
 
 def _start_proxy(server: Server, recording: Path, log: Path, options: list[str]) -> tuple[subprocess.Popen[str], str]:
     url = str(server.entry.get("url", ""))
-    command = [
-        sys.executable,
-        "-m",
-        "wiretap",
-        "proxy",
-        "--upstream",
-        url,
-        "--out",
-        str(recording),
-        "--name",
-        server.name,
-        *options,
-    ]
-    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), "w") as log_file:
-        # Its own session keeps the terminal's Ctrl-C away from it; its stdin, a pipe only we hold,
-        # ends when we do, and then so does the proxy (portable, and nothing runs between fork and exec).
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log_file,
-            text=True,
-            start_new_session=True,
-            env={**os.environ, EXIT_WITH_STDIN: "1"},
-        )
+    command = ["proxy", "--upstream", url, "--out", str(recording), "--name", server.name, *options]
+    proc = start_sidecar(command, log)
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     if not line:
