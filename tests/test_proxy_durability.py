@@ -91,7 +91,7 @@ def test_a_gzip_bomb_passes_whole_and_costs_the_recorder_its_cap_not_the_bomb(
 
 
 def read_sse_until_gone(
-    response: http.client.HTTPResponse, proc: subprocess.Popen[bytes], kill_after: int, how: int = signal.SIGKILL
+    response: http.client.HTTPResponse, proc: subprocess.Popen[Any], kill_after: int, how: int = signal.SIGKILL
 ) -> bytes:
     got = bytearray()
     sent = False
