@@ -1,4 +1,4 @@
-"""Every command's user errors: one line naming the file or value, the README's exit status, no traceback.
+"""Every command's user errors: one line naming the file or value, its documented exit status, no traceback.
 
 | status | meaning |
 | 0 | ok: expectations hold, no difference |

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from wiretap.cli import cli, is_command
+from wiretap.errors import ExitStatus
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -347,3 +348,8 @@ def test_every_package_and_module_the_layout_names_exists() -> None:
         if not any(p.relative_to(package).as_posix().endswith(n.rstrip("/")) for p in package.rglob("*"))
     ]
     assert missing == []
+
+
+def test_the_exit_status_table_lists_every_exit_status() -> None:
+    table = re.findall(r"^\| (\d+) \|", (DOCS / "exit-statuses.md").read_text(), re.MULTILINE)
+    assert [int(status) for status in table] == sorted(int(status) for status in ExitStatus)
