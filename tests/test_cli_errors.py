@@ -1,4 +1,4 @@
-"""Every command's user errors: one line naming the file or value, the README's exit status, no traceback.
+"""Every command's user errors: one line naming the file or value, its documented exit status, no traceback.
 
 | status | meaning |
 | 0 | ok: expectations hold, no difference |
@@ -352,17 +352,3 @@ def test_the_demo_never_overwrites_a_recording(tmp_path: Path) -> None:
     mine.write_text("mine\n")
     assert one_error("demo", "--out", mine) == (2, f"{mine}: exists; choose another --out")
     assert mine.read_text() == "mine\n"
-
-
-def test_on_windows_wiretap_says_it_is_not_supported_in_one_line_and_exits_3(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from wiretap.cli import main
-
-    monkeypatch.setattr(sys, "platform", "win32")
-    with pytest.raises(SystemExit) as exited:
-        main(["show", "anything.jsonl"])
-    assert exited.value.code == 3
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err == "wiretap: Windows is not supported yet (Linux and macOS are)\n"

@@ -140,7 +140,7 @@ def test_latency_is_shown_only_with_enough_samples(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("bad", "status"), [("missing.jsonl", 3), ("folder", 2), ("garbage.jsonl", 2)])
-def test_bad_input_is_one_line_and_the_readme_exit_status(tmp_path: Path, bad: str, status: int) -> None:
+def test_bad_input_is_one_line_and_the_documented_exit_status(tmp_path: Path, bad: str, status: int) -> None:
     (tmp_path / "folder").mkdir()
     (tmp_path / "garbage.jsonl").write_text("this is not a recording\n")
     good = write(tmp_path / "a.jsonl", stdio_run())

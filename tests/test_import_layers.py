@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"wrap"},
     {"export", "scrub", "importers", "schemas", "demo"},
     {"mcp", "ui"},
-    {"cli", "__main__"},
+    {"cli", "__main__", "entry"},
 ]
 
 KNOWN_UPWARD: set[tuple[str, str]] = {

@@ -92,7 +92,7 @@ def test_the_resource_comes_from_the_standard_environment() -> None:
 
 def test_a_malformed_resource_setting_is_a_one_line_error() -> None:
     status, text = export(str(RECORDINGS / "demo.jsonl"), "-f", "otlp", env={"OTEL_RESOURCE_ATTRIBUTES": "novalue"})
-    assert status == 2  # bad input (README: exit statuses)
+    assert status == 2  # bad input (docs/exit-statuses.md)
     assert text.strip() == "Error: OTEL_RESOURCE_ATTRIBUTES: 'novalue' is not key=value"
 
 

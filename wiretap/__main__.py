@@ -1,3 +1,3 @@
-from wiretap.cli import main
+from wiretap.entry import main
 
 main()

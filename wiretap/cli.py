@@ -675,10 +675,6 @@ def quiet_broken_pipe() -> NoReturn:
 
 
 def main(argv: list[str] | None = None) -> None:
-    if sys.platform == "win32":
-        # Process groups, signals and pipes here are POSIX; a traceback would be the first thing seen.
-        print("wiretap: Windows is not supported yet (Linux and macOS are)", file=sys.stderr)
-        sys.exit(int(ExitStatus.UNREADABLE))
     args = sys.argv[1:] if argv is None else argv
     # "wiretap [--out DIR] -- claude …" is the wrap command without its name.
     if "--" in args and (not args or not is_command(args[0])):

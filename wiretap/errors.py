@@ -20,6 +20,8 @@ class ExitStatus(IntEnum):
     """A bad option or value, or a file that is not what the command needs (not a recording, bad YAML…)."""
     UNREADABLE = 3
     """A file or folder that cannot be read or written, or an address that cannot be listened on."""
+    UNSUPPORTED = 4
+    """The platform is not supported (Windows)."""
     INTERRUPTED = 130
     """Ctrl-C, as a shell reports it (128 + SIGINT)."""
 

@@ -1,5 +1,5 @@
 """The report of a recording as a typed model: what every renderer reads (text, Markdown, JSON, HTML, SVG,
-``check``). ``Report.to_dict()`` is the report JSON, a public contract (README: "Report JSON").
+``check``). ``Report.to_dict()`` is the report JSON, a public contract (docs/report.md: "Report JSON").
 
 Every figure a report shows has one name here (the JSON key) and one label (``FIGURES``): the text
 tables, the HTML page and the SVG timeline all label it the same way.

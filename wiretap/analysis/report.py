@@ -1,6 +1,6 @@
 """``wiretap report``: every analysis streamed over one recording, assembled into one JSON-able report.
 
-The report's keys are a public contract for CI (README: "Report JSON"); ``REPORT_FORMAT`` changes
+The report's keys are a public contract for CI (docs/report.md: "Report JSON"); ``REPORT_FORMAT`` changes
 when a key changes meaning or goes away.
 """
 

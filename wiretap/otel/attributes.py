@@ -1,5 +1,5 @@
 """Span names and attributes for one JSON-RPC or A2A REST call, following the OpenTelemetry MCP and
-RPC semantic conventions; ``wiretap.*`` and ``a2a.*`` where they have none (README: OpenTelemetry)."""
+RPC semantic conventions; ``wiretap.*`` and ``a2a.*`` where they have none (docs/otel.md)."""
 
 from __future__ import annotations
 
