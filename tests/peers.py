@@ -32,6 +32,8 @@ CLAUDE_CODE_OLD = ["@anthropic-ai/claude-code@2.1.197"]
 CODEX = ["@openai/codex@0.171.0"]
 GEMINI_CLI = ["@google/gemini-cli@0.61.0"]
 INSPECTOR = ["@modelcontextprotocol/inspector@2.12.0"]
+VICTORIA_METRICS = ("victoria-metrics", "1.112.0+ds1-2", "trixie")
+"""Debian 13's VictoriaMetrics: it ingests OTLP metrics (Debian 12's 1.79 and Prometheus packages do not)."""
 TS_SDK = ["@modelcontextprotocol/sdk@1.32.2"]
 _ARCH = "arm64" if platform.machine() in ("arm64", "aarch64") else "x64"
 NODE_PLATFORM = f"node-{'darwin' if sys.platform == 'darwin' else 'linux'}-{_ARCH}"
@@ -74,6 +76,62 @@ def npm_peer(name: str, packages: list[str]) -> Path:
             _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *packages], cwd=folder)
             done.write_text("\n".join(packages))
         return folder / "node_modules"
+
+
+def _debian_mirrors() -> list[str]:
+    """The Debian archive URIs this machine's apt already uses (not its security or updates suites)."""
+    uris: list[str] = []
+    sources = Path("/etc/apt")
+    for file in sorted([sources / "sources.list", *sources.glob("sources.list.d/*")]):
+        if not file.is_file():
+            continue
+        text = file.read_text(errors="replace")
+        if file.suffix == ".sources":
+            for stanza in text.split("\n\n"):
+                fields = dict(line.split(":", 1) for line in stanza.splitlines() if ":" in line and line[0] != "#")
+                suites = fields.get("Suites", "").split()
+                if any("-" not in suite for suite in suites) and "/debian" in fields.get("URIs", ""):
+                    uris += [u for u in fields["URIs"].split() if not u.rstrip("/").endswith("-security")]
+        else:
+            for line in text.splitlines():
+                words = [w for w in line.split() if not w.startswith("[")]
+                if len(words) >= 3 and words[0] == "deb" and "-" not in words[2] and "/debian" in words[1]:
+                    uris.append(words[1])
+    return list(dict.fromkeys(uris))
+
+
+def debian_peer(name: str, package: str, version: str, suite: str) -> Path:
+    """A Debian package of another suite, unpacked into its own folder (nothing installed on the machine):
+    apt fetches it from the mirror this machine already uses, with a sources list and state of its own."""
+    with _locked(name) as folder:
+        done = folder / ".installed"
+        wanted = f"{package}={version} {suite}"
+        if not done.exists() or done.read_text() != wanted:
+            mirrors = _debian_mirrors()
+            if not mirrors:
+                raise RuntimeError(f"installing a test peer failed: no Debian archive in apt's sources for {package}")
+            apt = folder / "apt"
+            for sub in ("lists/partial", "cache/archives/partial"):
+                (apt / sub).mkdir(parents=True, exist_ok=True)
+            (apt / "sources.list").write_text("".join(f"deb {uri} {suite} main\n" for uri in mirrors))
+            options = [
+                "-o", f"Dir::Etc::sourcelist={apt / 'sources.list'}", "-o", "Dir::Etc::sourceparts=-",
+                "-o", f"Dir::State::Lists={apt / 'lists'}", "-o", f"Dir::Cache={apt / 'cache'}",
+                "-o", "APT::Sandbox::User=root",
+            ]  # fmt: skip
+            _run(["apt-get", *options, "update"])
+            _run(["apt-get", *options, "download", f"{package}={version}"], cwd=apt)
+            (deb,) = apt.glob(f"{package}_*.deb")
+            _run(["dpkg-deb", "-x", str(deb), str(folder / "root")])
+            deb.unlink()
+            done.write_text(wanted)
+        return folder / "root"
+
+
+def victoria_metrics() -> Path:
+    """The ``victoria-metrics`` single-node server (Debian 13's package, unpacked)."""
+    package, version, suite = VICTORIA_METRICS
+    return debian_peer(f"victoria-metrics-{version}", package, version, suite) / "usr" / "bin" / "victoria-metrics"
 
 
 def mcp_sdk() -> Path:

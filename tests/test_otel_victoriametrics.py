@@ -1,0 +1,173 @@
+"""The MCP duration histograms of ``wiretap otel --metrics`` stored in a real metrics backend,
+VictoriaMetrics (Debian 13's package, unpacked by the tests), and read back: each stored series equals
+what the recording's own messages imply, computed here from the JSONL lines and not by wiretap."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from otlp_receiver import Receiver, otlp_receiver
+from victoria_backend import VictoriaMetrics, running_victoria_metrics
+
+from wiretap.cli import cli
+
+pytestmark = pytest.mark.slow
+RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
+SHIPPED = ["demo.jsonl", "core-tasks.jsonl", "cc-ext-form.jsonl", "unanswered.jsonl"]
+BOUNDS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
+"""The conventions' advice for MCP durations, written out here rather than imported."""
+
+
+@pytest.fixture(scope="module")
+def victoria(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VictoriaMetrics]:
+    import peers
+
+    try:
+        command = peers.victoria_metrics()
+    except (RuntimeError, OSError) as exc:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"VictoriaMetrics (Debian's victoria-metrics) cannot be installed here: {str(exc)[:200]}")
+    folder = tmp_path_factory.mktemp("victoria-metrics")
+    with running_victoria_metrics(command, folder, "-opentelemetry.usePrometheusNaming") as running:
+        yield running
+
+
+@pytest.fixture
+def traces() -> Iterator[Receiver]:
+    """Where the spans go: VictoriaMetrics stores metrics only."""
+    with otlp_receiver() as receiver:
+        yield receiver
+
+
+@dataclass
+class Expected:
+    """What one recording's messages imply: each answered request's wire duration, by method (and tool)."""
+
+    durations: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    tools: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    session_seconds: float = 0.0
+    protocol_version: str = ""
+    started_ms: int = 0
+
+
+def expected_from(path: Path) -> Expected:
+    expected = Expected()
+    pending: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    expected.started_ms = int(datetime.fromisoformat(lines[0]["started"]).timestamp() * 1000)
+    for event in lines[1:]:
+        expected.session_seconds = max(expected.session_seconds, float(event.get("t", 0.0)))
+        msg = event.get("msg")
+        if event.get("kind") != "message" or not isinstance(msg, dict) or "id" not in msg:
+            continue
+        key = json.dumps(msg["id"])
+        if "method" in msg:
+            pending[(event["dir"], key)] = (event["t"], msg)
+            if msg["method"] == "initialize":
+                expected.protocol_version = msg["params"]["protocolVersion"]
+            meta = (msg.get("params") or {}).get("_meta") or {}
+            expected.protocol_version = meta.get("io.modelcontextprotocol/protocolVersion", expected.protocol_version)
+            continue
+        request = pending.pop(("s2c" if event["dir"] == "c2s" else "c2s", key), None)
+        if request is None:
+            continue
+        t, sent = request
+        method = sent["method"]
+        expected.durations[method].append(event["t"] - t)
+        if method == "initialize" and "result" in msg:
+            expected.protocol_version = msg["result"]["protocolVersion"]
+        if method == "tools/call":
+            expected.tools[sent["params"]["name"]] += 1
+        if "error" in msg or (isinstance(msg.get("result"), dict) and msg["result"].get("isError")):
+            expected.errors[method] += 1
+    return expected
+
+
+def push(victoria: VictoriaMetrics, traces: Receiver, path: Path, service: str) -> str:
+    env = {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": victoria.otlp_metrics_url, "OTEL_SERVICE_NAME": service}
+    result = CliRunner().invoke(cli, ["otel", "--metrics", str(path), "--endpoint", traces.url], env=env)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def value(series: dict[str, Any]) -> float:
+    (only,) = series["values"]  # one push, one sample per series
+    return float(only)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+@pytest.mark.parametrize("side", ["client", "server"])
+def test_each_stored_operation_histogram_equals_the_recordings_request_durations(
+    victoria: VictoriaMetrics, traces: Receiver, name: str, side: str
+) -> None:
+    service = f"ops-{side}-{name.removesuffix('.jsonl')}"
+    expected = expected_from(RECORDINGS / name)
+    output = push(victoria, traces, RECORDINGS / name, service)
+    metric = f"mcp_{side}_operation_duration_seconds"
+    stored = victoria.export(f'{{__name__=~"{metric}_(bucket|sum|count)",service_name="{service}"}}')
+    assert stored, output
+    counts: Counter[str] = Counter()
+    sums: dict[str, float] = defaultdict(float)
+    buckets: dict[tuple[str, str], float] = defaultdict(float)
+    tools: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
+    for series in stored:
+        labels = series["metric"]
+        method = labels["mcp_method_name"]
+        assert labels["network_transport"] == "pipe"
+        assert labels["mcp_protocol_version"] == expected.protocol_version
+        assert "server_address" not in labels  # stdio has no server address on either side
+        (at,) = series["timestamps"]
+        assert expected.started_ms <= at <= expected.started_ms + expected.session_seconds * 1000 + 1
+        kind = labels["__name__"].removeprefix(metric)
+        if kind == "_count":
+            counts[method] += int(value(series))
+            tools[labels.get("gen_ai_tool_name", "")] += int(value(series))
+            errors[method] += int(value(series)) if "error_type" in labels else 0
+        elif kind == "_sum":
+            sums[method] += value(series)
+        else:
+            buckets[(method, labels["le"])] += value(series)
+    assert counts == Counter({m: len(d) for m, d in expected.durations.items()})
+    for method, durations in expected.durations.items():
+        assert sums[method] == pytest.approx(sum(durations), abs=1e-6 * len(durations))
+        for bound in [*BOUNDS, float("inf")]:
+            le = "+Inf" if bound == float("inf") else str(bound)
+            assert buckets[(method, le)] == sum(1 for d in durations if d <= bound), (method, le)
+    assert +tools == Counter({"": sum(len(d) for m, d in expected.durations.items() if m != "tools/call")}) + (
+        expected.tools
+    ) or expected.tools == Counter({k: v for k, v in tools.items() if k})
+    assert {k: v for k, v in tools.items() if k} == dict(expected.tools)
+    assert +errors == +expected.errors
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_each_recording_stores_one_session_duration_as_long_as_its_last_event(
+    victoria: VictoriaMetrics, traces: Receiver, name: str
+) -> None:
+    service = f"session-{name.removesuffix('.jsonl')}"
+    expected = expected_from(RECORDINGS / name)
+    push(victoria, traces, RECORDINGS / name, service)
+    for side in ("client", "server"):
+        metric = f"mcp_{side}_session_duration_seconds"
+        (count,) = victoria.export(f'{metric}_count{{service_name="{service}"}}')
+        (total,) = victoria.export(f'{metric}_sum{{service_name="{service}"}}')
+        assert value(count) == 1
+        assert value(total) == pytest.approx(expected.session_seconds, abs=1e-6)
+        assert count["metric"]["mcp_protocol_version"] == expected.protocol_version
+        stored = victoria.export(f'{metric}_bucket{{service_name="{service}"}}')
+        assert {s["metric"]["le"]: value(s) for s in stored} == {
+            ("+Inf" if b == float("inf") else str(b)): float(expected.session_seconds <= b)
+            for b in [*BOUNDS, float("inf")]
+        }
