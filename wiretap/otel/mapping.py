@@ -209,6 +209,8 @@ class RecordingMapper:
             self.session_ids.add(session)
         if "mcp.protocol.version" not in span.attributes and self.protocol_version:
             span.attributes["mcp.protocol.version"] = self.protocol_version
+        elif self.protocol_version is None and isinstance(version := span.attributes.get("mcp.protocol.version"), str):
+            self.protocol_version = version  # a stateless session names its version in each request's _meta
 
     def _place(
         self, span: Span, params: dict[str, Any], task: str | None, header: tuple[bytes, bytes] | None = None
