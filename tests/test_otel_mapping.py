@@ -287,6 +287,4 @@ def test_every_shipped_recording_maps_to_a_span_per_call_notification_and_task_p
 
 def test_a_stateless_sessions_version_from_request_meta_reaches_its_root_and_notifications() -> None:
     spans = recording_spans(RECORDINGS / "demo.jsonl")  # 2026-07-28: no initialize, the version in each _meta
-    assert {s.name: s.attributes.get("mcp.protocol.version") for s in spans} == {
-        s.name: "2026-07-28" for s in spans
-    }
+    assert {s.name: s.attributes.get("mcp.protocol.version") for s in spans} == {s.name: "2026-07-28" for s in spans}

@@ -33,12 +33,24 @@ class VictoriaMetrics:
         with urllib.request.urlopen(f"{self.url}/internal/force_flush", timeout=30):
             pass
 
-    def export(self, match: str) -> list[dict[str, Any]]:
-        """Every stored series matching ``match``, over all time: {"metric": labels, "values", "timestamps"}."""
+    def _export(self, match: str) -> list[dict[str, Any]]:
         self.flush()
         query = urllib.parse.urlencode({"match[]": match, "start": "0"})
         with urllib.request.urlopen(f"{self.url}/api/v1/export?{query}", timeout=30) as response:
-            return [json.loads(line) for line in response.read().splitlines() if line.strip()]
+            return sorted(
+                (json.loads(line) for line in response.read().splitlines() if line.strip()),
+                key=lambda series: json.dumps(series["metric"], sort_keys=True),
+            )
+
+    def export(self, match: str, seconds: float = 30) -> list[dict[str, Any]]:
+        """Every stored series matching ``match``, over all time: {"metric": labels, "values", "timestamps"};
+        once two reads in a row agree (new series become searchable shortly after they are ingested)."""
+        deadline = time.monotonic() + seconds
+        last, now = None, self._export(match)
+        while (not now or now != last) and time.monotonic() < deadline:
+            time.sleep(0.5)
+            last, now = now, self._export(match)
+        return now
 
 
 def _healthy(url: str) -> bool:
