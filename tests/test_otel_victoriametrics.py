@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from otlp_receiver import Receiver, otlp_receiver
+from taprun import settled_read_all
 from victoria_backend import VictoriaMetrics, running_victoria_metrics
 
 from wiretap.cli import cli
@@ -69,6 +70,7 @@ def recording_of(name: str, recordings: dict[str, Path], request: pytest.Fixture
         client = [str(python), str(PEER_SCRIPTS / "mcp_sdk_client.py"), SDK_MODES[name], "--", *tap]
         result = subprocess.run(client, cwd=folder, capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stderr
+        settled_read_all(folder / name)  # the recorder finishes the file after wiretap has exited
         recordings[name] = folder / name
     return recordings[name]
 
@@ -79,7 +81,8 @@ class Expected:
 
     durations: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     tools: Counter[str] = field(default_factory=Counter)
-    errors: Counter[str] = field(default_factory=Counter)
+    errors: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    """(method, error.type, rpc.response.status_code or "") of each failed request."""
     session_seconds: float = 0.0
     protocol_version: str = ""
     started_ms: int = 0
@@ -113,8 +116,10 @@ def expected_from(path: Path) -> Expected:
             expected.protocol_version = msg["result"]["protocolVersion"]
         if method == "tools/call":
             expected.tools[sent["params"]["name"]] += 1
-        if "error" in msg or (isinstance(msg.get("result"), dict) and msg["result"].get("isError")):
-            expected.errors[method] += 1
+        if "error" in msg:
+            expected.errors[(method, str(msg["error"]["code"]), str(msg["error"]["code"]))] += 1
+        elif isinstance(msg.get("result"), dict) and msg["result"].get("isError") is True:
+            expected.errors[(method, "tool_error", "")] += 1
     return expected
 
 
@@ -147,7 +152,7 @@ def test_each_stored_operation_histogram_equals_the_recordings_request_durations
     sums: dict[str, float] = defaultdict(float)
     buckets: dict[tuple[str, str], float] = defaultdict(float)
     tools: Counter[str] = Counter()
-    errors: Counter[str] = Counter()
+    errors: Counter[tuple[str, str, str]] = Counter()
     for series in stored:
         labels = series["metric"]
         method = labels["mcp_method_name"]
@@ -160,7 +165,8 @@ def test_each_stored_operation_histogram_equals_the_recordings_request_durations
         if kind == "_count":
             counts[method] += int(value(series))
             tools[labels.get("gen_ai_tool_name", "")] += int(value(series))
-            errors[method] += int(value(series)) if "error_type" in labels else 0
+            if "error_type" in labels:
+                errors[(method, labels["error_type"], labels.get("rpc_response_status_code", ""))] += int(value(series))
         elif kind == "_sum":
             sums[method] += value(series)
         else:
@@ -172,7 +178,7 @@ def test_each_stored_operation_histogram_equals_the_recordings_request_durations
             le = "+Inf" if bound == float("inf") else str(bound)
             assert buckets[(method, le)] == sum(1 for d in durations if d <= bound), (method, le)
     assert {k: v for k, v in tools.items() if k} == dict(expected.tools)
-    assert +errors == +expected.errors
+    assert errors == expected.errors
 
 
 @pytest.mark.parametrize("name", NAMES)
