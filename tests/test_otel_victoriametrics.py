@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import urllib.parse
+import urllib.request
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,6 +20,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from otlp_receiver import Receiver, otlp_receiver
+from proxyrun import running_proxy
+from scenarios.http_upstream import Upstream
 from taprun import settled_read_all
 from victoria_backend import VictoriaMetrics, running_victoria_metrics
 
@@ -85,6 +89,7 @@ class Expected:
     """(method, error.type, rpc.response.status_code or "") of each failed request."""
     session_seconds: float = 0.0
     protocol_version: str = ""
+    """As the server answered ``initialize``, else as each request's ``_meta`` names it (2026-07-28)."""
     started_ms: int = 0
 
 
@@ -101,8 +106,6 @@ def expected_from(path: Path) -> Expected:
         key = json.dumps(msg["id"])
         if "method" in msg:
             pending[(event["dir"], key)] = (event["t"], msg)
-            if msg["method"] == "initialize":
-                expected.protocol_version = msg["params"]["protocolVersion"]
             meta = (msg.get("params") or {}).get("_meta") or {}
             expected.protocol_version = meta.get("io.modelcontextprotocol/protocolVersion", expected.protocol_version)
             continue
@@ -113,7 +116,7 @@ def expected_from(path: Path) -> Expected:
         method = sent["method"]
         expected.durations[method].append(event["t"] - t)
         if method == "initialize" and "result" in msg:
-            expected.protocol_version = msg["result"]["protocolVersion"]
+            expected.protocol_version = msg["result"].get("protocolVersion", expected.protocol_version)
         if method == "tools/call":
             expected.tools[sent["params"]["name"]] += 1
         if "error" in msg:
@@ -202,3 +205,47 @@ def test_each_recording_stores_one_session_duration_as_long_as_its_last_event(
             ("+Inf" if b == float("inf") else str(b)): float(expected.session_seconds <= b)
             for b in [*BOUNDS, float("inf")]
         }
+
+
+def post(url: str, body: dict[str, Any]) -> int:
+    data = json.dumps(body).encode()
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers), timeout=30) as response:
+        response.read()
+        return int(response.status)
+
+
+INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+
+
+def test_a_live_proxied_http_session_stores_its_histograms_when_the_proxy_stops(
+    victoria: VictoriaMetrics, traces: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = "live-http"
+    monkeypatch.setenv("OTEL_SERVICE_NAME", service)
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", victoria.otlp_metrics_url)
+    recording = tmp_path / "live.jsonl"
+    with Upstream() as upstream, running_proxy(upstream.url, recording, "--otlp-endpoint", traces.url) as run:
+        mcp = run.url + "/mcp"
+        assert post(mcp, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}) == 200
+        for request_id in (2, 3, 4):
+            assert post(mcp, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": "search"}})
+    expected = expected_from(recording)
+    assert {m: len(d) for m, d in expected.durations.items()} == {"initialize": 1, "tools/call": 3}
+    port = urllib.parse.urlsplit(upstream.url).port
+    for side in ("client", "server"):
+        metric = f"mcp_{side}_operation_duration_seconds"
+        stored = victoria.export(f'{metric}_count{{service_name="{service}"}}')
+        assert {s["metric"]["mcp_method_name"]: value(s) for s in stored} == {"initialize": 1, "tools/call": 3}
+        for series in stored:
+            labels = series["metric"]
+            assert labels["network_transport"] == "tcp" and labels["network_protocol_name"] == "http"
+            assert labels.get("mcp_protocol_version", "") == expected.protocol_version  # the scenario names none
+            # The server's own metric leaves out where the server is; the client's names the upstream.
+            where = (labels.get("server_address"), labels.get("server_port"))
+            assert where == (("127.0.0.1", str(port)) if side == "client" else (None, None))
+        sums = victoria.export(f'{metric}_sum{{service_name="{service}"}}')
+        assert {s["metric"]["mcp_method_name"]: value(s) for s in sums} == pytest.approx(
+            {m: sum(d) for m, d in expected.durations.items()}, abs=1e-5
+        )
