@@ -7,6 +7,7 @@ import asyncio
 import base64
 import os
 import shutil
+import signal
 import socket
 import ssl
 import stat
@@ -200,9 +201,12 @@ def test_the_proxy_refuses_a_request_without_its_credential_and_records_nothing(
     assert run.recordings == {}
 
 
-def test_the_run_ca_key_is_0600_in_a_0700_folder_and_gone_after_the_run(tmp_path: Path) -> None:
+def test_the_run_ca_key_is_0600_in_a_0700_folder_inside_the_run_folder_and_gone_after_the_run(
+    tmp_path: Path,
+) -> None:
     with running_forward(tmp_path / "rec") as run:
         folder = Path(run.env["NODE_EXTRA_CA_CERTS"]).parent
+        assert folder.parent == tmp_path / "rec" and folder.name.startswith("wiretap-ca-")
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
         assert stat.S_IMODE((folder / "ca-key.pem").stat().st_mode) == 0o600
         assert sorted(p.name for p in folder.iterdir()) == [
@@ -219,6 +223,17 @@ def test_the_run_ca_key_is_0600_in_a_0700_folder_and_gone_after_the_run(tmp_path
     assert (kept / "ca-key.pem").exists() and stat.S_IMODE((kept / "ca-key.pem").stat().st_mode) == 0o600
     assert f"the run's CA is kept in {kept}" in run.stderr
     shutil.rmtree(kept)
+
+
+def test_the_run_ca_is_gone_after_sigterm(tmp_path: Path) -> None:
+    with running_forward(tmp_path / "rec") as run:
+        folder = Path(run.env["NODE_EXTRA_CA_CERTS"]).parent
+        assert (folder / "ca-key.pem").exists()
+        run.proc.send_signal(signal.SIGTERM)
+        run.proc.wait(20)
+    assert run.proc.returncode == 0
+    assert not folder.exists()
+    assert sorted(p.name for p in (tmp_path / "rec").iterdir() if p.is_dir()) == []
 
 
 def test_the_shell_lines_point_every_kind_of_client_at_the_proxy(tmp_path: Path) -> None:

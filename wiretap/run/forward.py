@@ -23,7 +23,7 @@ from wiretap.forward.proxy import ForwardConfig, ForwardProxy, Origin, split_aut
 from wiretap.http.guard import Limits
 from wiretap.recording.cap import DEFAULT_MAX_SIZE
 from wiretap.recording.events import Header, Kind
-from wiretap.recording.paths import recording_path, safe_name
+from wiretap.recording.paths import DEFAULT_DIR, recording_path, safe_name
 from wiretap.recording.recorder import Recorder
 from wiretap.run.finish import finish_recording
 from wiretap.run.proxy import _loop_factory, _open_writer, _stop_when_stdin_ends, check_listen, parse_listen
@@ -108,6 +108,17 @@ def intercepting(given: frozenset[str]) -> Callable[[str, int], bool]:
     return lambda host, port: host in hosts or (host, port) in origins
 
 
+def ca_folder(out: Path | None) -> Path:
+    """A folder of the run's own for its CA, inside the folder its recordings go to: a CA left by a run
+    killed with SIGKILL is found (and pruned) with that run's recordings, not in a temp folder."""
+    parent = DEFAULT_DIR if out is None else out
+    try:
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="wiretap-ca-", dir=parent))
+    except OSError as exc:
+        raise Unavailable(f"cannot create the run's CA in {parent}: {exc.strerror or exc}") from None
+
+
 def forward(
     *,
     listen: str,
@@ -130,7 +141,7 @@ def forward(
     intercepts = intercepting(intercept)
     if ca_dir is not None and ca_dir.exists() and any(ca_dir.iterdir()):
         raise BadInput(f"--ca-dir {ca_dir}: not empty (the run's CA needs a folder of its own)")
-    folder = ca_dir if ca_dir is not None else Path(tempfile.mkdtemp(prefix="wiretap-ca-"))
+    folder = ca_dir if ca_dir is not None else ca_folder(out)
     try:
         ca = RunCA.create(folder)
     except OSError as exc:
