@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from wiretap.recording.events import Direction, Event, Kind
+from wiretap.wire.jsonrpc import id_key
 from wiretap.wire.versions import Era, parse_version
 
 if TYPE_CHECKING:
@@ -20,10 +20,6 @@ TOGETHER = 0.010
 
 def _d(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _id(value: Any) -> Hashable:
-    return json.dumps(value, sort_keys=True)
 
 
 def _type(value: Any) -> str:
@@ -129,7 +125,7 @@ class Observer:
         direction = str(event.get("dir"))
         rest = event.get("rest")
         method = rest.get("operation") if isinstance(rest, dict) else body.get("method")
-        key = ("ex", event.get("ex")) if isinstance(rest, dict) else _id(body.get("id"))
+        key = ("ex", event.get("ex")) if isinstance(rest, dict) else id_key(body.get("id"))
         if isinstance(method, str) and direction == Direction.C2S and (isinstance(rest, dict) or "method" in body):
             self._client_request(method, body, key, event)
         elif isinstance(method, str) and direction == Direction.S2C and "method" in body:
@@ -175,7 +171,7 @@ class Observer:
             self._server_pending[key] = method
 
     def _results(self, body: dict[str, Any]) -> None:
-        key = _id(body.get("id"))
+        key = id_key(body.get("id"))
         for attempt in self._attempts:
             if attempt[1] == key and key not in self._outcomes:
                 error = body.get("error")
