@@ -6,7 +6,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from wiretap.recording.events import Direction, Event, Kind
-from wiretap.wire.jsonrpc import id_key
+from wiretap.wire.jsonrpc import Pairing, id_key
 from wiretap.wire.versions import Era, parse_version
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class Observer:
         self._key_orders: list[tuple[str, ...]] = []
         self._steps: list[list[str]] = []
         self._in_flight: dict[Hashable, int] = {}
-        self._server_pending: dict[Hashable, str] = {}
+        self._server_pending: Pairing[str] = Pairing()
         self._mrtr_pending: dict[str, str] = {}
         self._answers: dict[tuple[str, str], None] = {}
         self._http_methods: set[str] = set()
@@ -133,9 +133,10 @@ class Observer:
         elif direction == Direction.S2C:
             self._in_flight.pop(key, None)
             self._results(body)
-        elif direction == Direction.C2S and key in self._server_pending:
-            method = self._server_pending.pop(key)
-            self._answers[(method, _answer(method, body))] = None
+        elif direction == Direction.C2S and not isinstance(rest, dict):
+            method = self._server_pending.take(direction, body.get("id"))
+            if method is not None:
+                self._answers[(method, _answer(method, body))] = None
 
     def _client_request(self, method: str, body: dict[str, Any], key: Hashable, event: Event) -> None:
         params = _d(body.get("params"))
@@ -168,7 +169,7 @@ class Observer:
     def _server_message(self, method: str, body: dict[str, Any], key: Hashable) -> None:
         self._step(f"← {method}", request_key=None)
         if "id" in body:
-            self._server_pending[key] = method
+            self._server_pending.open(Direction.S2C.value, body.get("id"), method)
 
     def _results(self, body: dict[str, Any]) -> None:
         key = id_key(body.get("id"))
@@ -270,7 +271,7 @@ class Observer:
         from wiretap.analysis.profile import ServerRequest
 
         answers = dict(self._answers)
-        for method in self._server_pending.values():
+        for method in self._server_pending.waiting():
             answers[(method, "unanswered")] = None
         for method in self._mrtr_pending.values():
             answers[(f"{method} (input_required)", "unanswered")] = None
