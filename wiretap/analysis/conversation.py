@@ -5,7 +5,6 @@ The one place that knows how a message event is shaped; analyses see ``Message``
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,8 +102,10 @@ class Conversation:
         self._status: dict[int, int] = {}
         self._streaming: dict[int, list[Waiting[Message]]] = {}
 
-    def feed(self, event: Event) -> Iterator[Message | OtherBody | Event]:
+    def feed(self, event: Event) -> list[Message | OtherBody | Event]:
         kind = event.get("kind")
+        if kind == "message":
+            return self._message(event)
         if kind == Kind.HTTP_REQUEST:
             version = _dict(event.get("headers")).get("a2a-version")
             if isinstance(version, str) and isinstance(event.get("ex"), int):
@@ -113,24 +114,24 @@ class Conversation:
             self._status[event["ex"]] = int(event.get("status", 0))
         elif kind == Kind.HTTP_END and isinstance(event.get("ex"), int):
             self._end_of_exchange(event["ex"], float(event.get("t", 0.0)))
-        if kind != Kind.MESSAGE:
-            yield event
-            return
+        return [event]
+
+    def _message(self, event: Event) -> list[Message | OtherBody | Event]:
         if "rest" in event:
-            yield self._rest(event)
-            return
+            return [self._rest(event)]
         if "msg" not in event:
             ex = event.get("ex")
             status = self._status.get(ex) if isinstance(ex, int) else None
             what = describe_body(None, str(event.get("raw", "")), status)
-            yield OtherBody(float(event["t"]), str(event.get("dir")), what)
-            return
-        body = event.get("msg")
+            return [OtherBody(float(event["t"]), str(event.get("dir")), what)]
+        body = event["msg"]
+        found: list[Message | OtherBody | Event] = []
         for item in body if isinstance(body, list) else [body]:
             if isinstance(item, dict) and (kind_of(item) is not None or is_response(item)):
-                yield self._jsonrpc(event, item)
+                found.append(self._jsonrpc(event, item))
             else:
-                yield OtherBody(float(event["t"]), str(event.get("dir")), describe_body(item, None, None))
+                found.append(OtherBody(float(event["t"]), str(event.get("dir")), describe_body(item, None, None)))
+        return found
 
     def pending(self) -> list[Message]:
         """Requests that never got a response."""

@@ -23,6 +23,11 @@ class ExitWatch:
         self.capped: dict[str, Any] | None = None
         """The recording's cap: the ``recording_cap`` error's fields, then the end event's counts."""
 
+    def message(self, t: float) -> None:
+        """A message event: all ``feed`` reads of one is its time."""
+        if t > self.end_t:
+            self.end_t = t
+
     def feed(self, event: Event) -> None:
         kind, t = event.get("kind"), float(event.get("t", 0.0))
         self.end_t = max(self.end_t, t)

@@ -89,6 +89,11 @@ class GiveUps:
         self._exit_noted = False
         self._stopped_reading = False
 
+    def message_event(self, t: float) -> None:
+        """A message event: all ``feed_event`` reads of one is its time."""
+        if self.client_exit is not None:
+            self._note_exit(t)
+
     def feed_event(self, event: Event) -> None:
         kind, t, ex = event.get("kind"), float(event.get("t", 0.0)), event.get("ex")
         self._note_exit(t)

@@ -158,12 +158,13 @@ class VersionWatch:
         if kind == Kind.HTTP_REQUEST:
             self._saw(_header(_d(event.get("headers")), VERSION), float(t), "the MCP-Protocol-Version header")
         elif kind == Kind.MESSAGE and isinstance(body := event.get("msg"), dict):
-            params, result = _d(body.get("params")), _d(body.get("result"))
+            params = _d(body.get("params"))
             if body.get("method") == "initialize":
                 self._saw(params.get("protocolVersion"), float(t), "an initialize request")
-            elif "serverInfo" in result:
+            elif "result" in body and "serverInfo" in (result := _d(body["result"])):
                 self._saw(result.get("protocolVersion"), float(t), "an initialize result")
-            self._saw(_d(params.get("_meta")).get(VERSION_META), float(t), "a request's _meta")
+            if "_meta" in params:
+                self._saw(_d(params["_meta"]).get(VERSION_META), float(t), "a request's _meta")
 
     def _saw(self, text: Any, t: float, where: str) -> None:
         if isinstance(text, str) and REDACTED not in text:

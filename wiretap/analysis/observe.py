@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from wiretap.recording.events import Direction, Event, Kind
+from wiretap.wire.jsonrpc import Pairing, id_key
 from wiretap.wire.versions import Era, parse_version
 
 if TYPE_CHECKING:
@@ -20,10 +20,6 @@ TOGETHER = 0.010
 
 def _d(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _id(value: Any) -> Hashable:
-    return json.dumps(value, sort_keys=True)
 
 
 def _type(value: Any) -> str:
@@ -87,7 +83,7 @@ class Observer:
         self._key_orders: list[tuple[str, ...]] = []
         self._steps: list[list[str]] = []
         self._in_flight: dict[Hashable, int] = {}
-        self._server_pending: dict[Hashable, str] = {}
+        self._server_pending: Pairing[str] = Pairing()
         self._mrtr_pending: dict[str, str] = {}
         self._answers: dict[tuple[str, str], None] = {}
         self._http_methods: set[str] = set()
@@ -129,7 +125,7 @@ class Observer:
         direction = str(event.get("dir"))
         rest = event.get("rest")
         method = rest.get("operation") if isinstance(rest, dict) else body.get("method")
-        key = ("ex", event.get("ex")) if isinstance(rest, dict) else _id(body.get("id"))
+        key = ("ex", event.get("ex")) if isinstance(rest, dict) else id_key(body.get("id"))
         if isinstance(method, str) and direction == Direction.C2S and (isinstance(rest, dict) or "method" in body):
             self._client_request(method, body, key, event)
         elif isinstance(method, str) and direction == Direction.S2C and "method" in body:
@@ -137,9 +133,10 @@ class Observer:
         elif direction == Direction.S2C:
             self._in_flight.pop(key, None)
             self._results(body)
-        elif direction == Direction.C2S and key in self._server_pending:
-            method = self._server_pending.pop(key)
-            self._answers[(method, _answer(method, body))] = None
+        elif direction == Direction.C2S and not isinstance(rest, dict):
+            method = self._server_pending.take(direction, body.get("id"))
+            if method is not None:
+                self._answers[(method, _answer(method, body))] = None
 
     def _client_request(self, method: str, body: dict[str, Any], key: Hashable, event: Event) -> None:
         params = _d(body.get("params"))
@@ -172,10 +169,10 @@ class Observer:
     def _server_message(self, method: str, body: dict[str, Any], key: Hashable) -> None:
         self._step(f"← {method}", request_key=None)
         if "id" in body:
-            self._server_pending[key] = method
+            self._server_pending.open(Direction.S2C.value, body.get("id"), method)
 
     def _results(self, body: dict[str, Any]) -> None:
-        key = _id(body.get("id"))
+        key = id_key(body.get("id"))
         for attempt in self._attempts:
             if attempt[1] == key and key not in self._outcomes:
                 error = body.get("error")
@@ -274,7 +271,7 @@ class Observer:
         from wiretap.analysis.profile import ServerRequest
 
         answers = dict(self._answers)
-        for method in self._server_pending.values():
+        for method in self._server_pending.waiting():
             answers[(method, "unanswered")] = None
         for method in self._mrtr_pending.values():
             answers[(f"{method} (input_required)", "unanswered")] = None

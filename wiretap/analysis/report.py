@@ -135,15 +135,10 @@ class Analysis:
 
     def feed(self, event: dict[str, Any]) -> None:
         self.events += 1
-        self.exits.feed(event)
-        self.give_ups.feed_event(event)
-        self.observer.feed(event)
-        self.observed.feed(event)
-        self.headers.feed(event)
-        self.versions.feed(event)
-        self.oauth.feed(event)
-        self.startup.feed(event)
-        self.traffic.feed_event(event)
+        if event.get("kind") == "message":
+            self._message_event(event)
+        else:
+            self._other_event(event)
         if self.activity is not None:
             self.activity.feed(event)
         if self.keep_methods and (method := method_of(event)) is not None:
@@ -163,6 +158,29 @@ class Analysis:
                 self.give_ups.feed(item, self.conversation)
             elif isinstance(item, OtherBody):
                 self.traffic.feed_other(item)
+
+    def _message_event(self, event: dict[str, Any]) -> None:
+        """A message event, to the analyses that read message events (most events are messages)."""
+        t = float(event.get("t", 0.0))
+        self.exits.message(t)
+        self.give_ups.message_event(t)
+        self.observer.feed(event)
+        if isinstance(event.get("ex"), int):
+            self.headers.feed(event)
+            self.oauth.feed(event)
+        self.versions.feed(event)
+        self.startup.message_event(event, t)
+        self.traffic.feed_event(event)
+
+    def _other_event(self, event: dict[str, Any]) -> None:
+        self.exits.feed(event)
+        self.give_ups.feed_event(event)
+        self.observer.feed(event)
+        self.observed.feed(event)
+        self.headers.feed(event)
+        self.versions.feed(event)
+        self.oauth.feed(event)
+        self.startup.feed(event)
 
     def report(self, header: dict[str, Any], source: str, skipped: int) -> Report:
         end = self.exits.end_t

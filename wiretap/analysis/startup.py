@@ -119,6 +119,12 @@ class Startup:
         elif kind == Kind.MESSAGE and self.transport == "stdio" and event.get("dir") == Direction.S2C:
             self._stdout(event, t)
 
+    def message_event(self, event: Event, t: float) -> None:
+        """``feed`` for a message event."""
+        self.last_t = t
+        if self.transport == "stdio" and event.get("dir") == Direction.S2C:
+            self._stdout(event, t)
+
     def message(self, m: Message) -> None:
         if m.dir == Direction.C2S.value and m.kind == REQUEST:
             self._request(m)

@@ -39,8 +39,10 @@ class Distribution:
 
     def add(self, value: float) -> None:
         self.count += 1
-        self.min = min(self.min, value)
-        self.max = max(self.max, value)
+        if value < self.min:
+            self.min = value
+        if value > self.max:
+            self.max = value
         if self._exact is not None:
             self._exact.append(value)
             if len(self._exact) > EXACT_LIMIT:

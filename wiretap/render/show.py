@@ -6,9 +6,7 @@ Filtered, and optionally followed while it is written.
 from __future__ import annotations
 
 import contextlib
-import errno
 import heapq
-import os
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -18,7 +16,7 @@ from typing import IO
 from wiretap.errors import BadInput
 from wiretap.recording.events import Event, Kind
 from wiretap.recording.folders import SessionFolder, open_session, recordings_of
-from wiretap.recording.follow import POLL_SECONDS, tail_lines
+from wiretap.recording.follow import POLL_SECONDS, complete_lines, open_if_started, tail_lines, wait_for_header
 from wiretap.recording.origin import origin_ns
 from wiretap.recording.reader import RecordingReader, open_recording
 from wiretap.render.console import RowPrinter
@@ -26,19 +24,6 @@ from wiretap.render.filters import RowFilter, select
 from wiretap.render.timeline import Pairing, Row, row_for, rows
 
 SERVER_WIDTH = 16
-
-
-def _wait_for_header(path: Path) -> RecordingReader:
-    """A recording that is about to be written: wait until its header line is complete."""
-    if not path.exists():
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
-    while True:
-        file = path.open("rb")
-        first = file.readline()
-        if first.endswith(b"\n"):
-            return RecordingReader(file, path, first)
-        file.close()
-        time.sleep(POLL_SECONDS)
 
 
 def _until_end(events: Iterable[Event]) -> Iterator[Event]:
@@ -100,7 +85,7 @@ def _show_recording(
     notes: IO[str],
     clock: _WallClock | None,
 ) -> int:
-    reader = _wait_for_header(path) if follow else open_recording(path)
+    reader = wait_for_header(path) if follow else open_recording(path)
     with reader:
         if clock is not None:
             clock.read(reader.header)
@@ -176,33 +161,16 @@ class _Tail:
 
     def new_rows(self) -> list[Row]:
         found = []
-        for event in self.reader.events(self._complete_lines()):
+        for event in self.reader.events(complete_lines(self.reader.file)):
             row = row_for(event, self.pairing)
             found.append(replace(row, t=round(row.t + self.offset, 6), server=self.server))
         return found
 
-    def _complete_lines(self) -> list[bytes]:
-        lines: list[bytes] = []
-        file = self.reader.file
-        while True:
-            at = file.tell()
-            line = file.readline()
-            if not line.endswith(b"\n"):
-                file.seek(at)
-                return lines
-            lines.append(line)
-
 
 def _open_tail(session: SessionFolder, info: dict[str, object], file: Path) -> _Tail | None:
-    try:
-        handle = file.open("rb")
-    except FileNotFoundError:
+    reader = open_if_started(file)
+    if reader is None:
         return None
-    first = handle.readline()
-    if not first.endswith(b"\n"):
-        handle.close()
-        return None
-    reader = RecordingReader(handle, file, first)
     return _Tail(reader, str(info.get("name")), session.clock_offset(reader.header))
 
 
