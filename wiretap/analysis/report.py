@@ -23,6 +23,7 @@ from wiretap.analysis.methods import method_of
 from wiretap.analysis.model import FIGURES, REPORT_FORMAT, Report
 from wiretap.analysis.oauth import OAuthWatch
 from wiretap.analysis.observe import Observer
+from wiretap.analysis.poll_schedule import back_off_verdict, poll_schedule
 from wiretap.analysis.questions import Question, QuestionLog, measure, task_questions, touches
 from wiretap.analysis.shutdown import shutdown_verdict
 from wiretap.analysis.startup import Startup
@@ -144,6 +145,7 @@ class Analysis:
         self.oauth.feed(event)
         self.startup.feed(event)
         self.traffic.feed_event(event)
+        self.tasks.feed_event(event)
         if self.activity is not None:
             self.activity.feed(event)
         if self.keep_methods and (method := method_of(event)) is not None:
@@ -208,6 +210,7 @@ class Analysis:
                 cancel_on_exit=self._cancel_verdict(task_rows, questions),
                 elicitation_gaps=self._question_verdict(questions),
                 shutdown=shutdown_verdict(self.observer.shutdown(self.client_exited)),
+                a2a_back_off=back_off_verdict(task_rows),
             ),
             findings=[model.FindingRow(**f.as_dict()) for f in self.findings.all()],
             authorization=[authorization] if authorization is not None else [],
@@ -293,6 +296,7 @@ class Analysis:
             refused=[model.Refusal(_f(t), via, code) for t, via, code in task.refused],
             answers=[model.Via(_f(t), via) for t, via in task.answers],
             median_interval=_r(summary.median) if summary else None,
+            poll_schedule=poll_schedule(task, pattern),
         )
 
     @staticmethod
