@@ -67,7 +67,7 @@ class PollLog:
         for index in range(len(self.times) - 1, -1, -1):
             if self.times[index] == asked_at:
                 if math.isnan(self.answered[index]):
-                    self.abandoned[index] = t
+                    self.abandoned.setdefault(index, t)
                 return
 
     def last_error(self) -> int | None:
@@ -139,6 +139,9 @@ class TaskTracker:
         self._last_calls: OrderedDict[str, Message] = OrderedDict()
         self._failing: set[str] = set()
         self._open_polls: dict[int, tuple[Task, float]] = {}
+        self._conn_ex: dict[int, int] = {}
+        self._ex_conn: dict[int, int] = {}
+        """The exchange each HTTP connection is carrying now."""
         """HTTP exchanges carrying a poll not yet answered: the task and when it was asked."""
 
     def task(self, key: str) -> Task | None:
@@ -147,12 +150,23 @@ class TaskTracker:
     # -- feeding ---------------------------------------------------------------------------------
 
     def feed_event(self, event: dict[str, Any]) -> None:
-        """An HTTP exchange that ends unanswered because the client went away: the client abandoned its poll."""
-        if event.get("kind") != "http_end":
-            return
-        poll = self._open_polls.pop(event.get("ex"), None)  # type: ignore[arg-type]
-        if poll is not None and event.get("outcome") == "client_disconnected":
-            poll[0].polls.abandon(poll[1], float(event.get("t", 0.0)))
+        """A poll's HTTP exchange the client left unanswered (it closed its connection): it abandoned the poll
+        (``abandon`` keeps the first sign: the half-close, else the exchange's end)."""
+        kind, ex, t = event.get("kind"), event.get("ex"), float(event.get("t", 0.0))
+        if kind == "http_request" and isinstance(ex, int) and isinstance(event.get("conn"), int):
+            self._conn_ex[event["conn"]] = ex
+            self._ex_conn[ex] = event["conn"]
+        elif kind == "connection" and event.get("state") == "half_closed":
+            poll = self._open_polls.get(self._conn_ex.get(event.get("conn"), -1))  # type: ignore[arg-type]
+            if poll is not None:
+                poll[0].polls.abandon(poll[1], t)
+        elif kind == "http_end" and isinstance(ex, int):
+            conn = self._ex_conn.pop(ex, None)
+            if conn is not None and self._conn_ex.get(conn) == ex:
+                del self._conn_ex[conn]
+            poll = self._open_polls.pop(ex, None)
+            if poll is not None and event.get("outcome") == "client_disconnected":
+                poll[0].polls.abandon(poll[1], t)
 
     def feed(self, message: Message) -> None:
         if message.kind == REQUEST:
