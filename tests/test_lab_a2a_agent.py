@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -173,3 +175,20 @@ def test_streaming_is_refused_as_unsupported_and_batches_as_invalid() -> None:
     assert rpc(agent, "SendStreamingMessage", {"message": {}}, 0.0)[1]["error"]["code"] == -32004
     batch = agent.handle(Request("POST", "/a2a/jsonrpc", b"[]"), 0.0)
     assert batch.answer is not None and json.loads(batch.answer.body)["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize(
+    ("address", "said"),
+    [("192.0.2.1:8765", "loopback only"), ("127.0.0.1:http", "expected HOST:PORT"), ("[::1]:70000", "0–65535")],
+)
+def test_the_lab_agent_refuses_an_address_off_loopback_or_malformed_in_one_line_with_status_2(
+    address: str, said: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "wiretap", "lab", "serve", "--a2a", "--http", address],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and said in done.stderr and address in done.stderr
