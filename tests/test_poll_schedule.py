@@ -121,3 +121,11 @@ def test_failure_is_read_from_data_json_text_and_base64_files() -> None:
     ):
         assert failing_artifact({"artifacts": [{"name": "summary.json", "parts": [part]}]}) == ("summary.json", said)
     assert failing_artifact({"artifacts": [{"name": "r", "parts": [{"text": "all 4 failed to fail"}]}]}) is None
+
+
+def test_a_report_of_a2a_tasks_only_states_no_claude_code_poll_rule() -> None:
+    wire = Wire()
+    wire.call(0.0, "SendMessage", {"message": {}}, (0.0, {"task": task("WORKING")}))
+    wire.call(1.0, "GetTask", {"id": "t1"}, (1.0, task("COMPLETED")))
+    rule = wire.report()["poll_rule"]
+    assert "Claude Code" not in rule and rule.startswith("A2A has no poll interval")

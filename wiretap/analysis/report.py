@@ -47,6 +47,8 @@ session."""
 AT_ONCE = 0.05
 """A question cancelled within this many seconds of opening was never shown to anyone."""
 POLL_RULE = "Claude Code's rule: the server's interval clamped to 250 ms–30 s; 2 s when the server gives none"
+A2A_POLL_RULE = "A2A has no poll interval to ask for: the client's own back-off decides when it polls"
+"""The rule a report of A2A tasks only states: Claude Code's MCP rule is no A2A client's."""
 
 
 def applied_poll_ms(requested: int | None) -> int:
@@ -200,7 +202,7 @@ class Analysis:
                 counts.get("c2s", 0), counts.get("s2c", 0), self.traffic.raw, dict(self.traffic.other)
             ),
             latency=[model.LatencyRow(**row) for row in self.traffic.table()],
-            poll_rule=POLL_RULE,
+            poll_rule=A2A_POLL_RULE if tasks and all(t.protocol == "a2a" for t in tasks) else POLL_RULE,
             client_exit=self._client_exit(),
             server_exit=self._server_exit(),
             tasks=task_rows,
