@@ -11,6 +11,7 @@ import json
 import signal
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -169,3 +170,25 @@ def test_the_sdk_clients_polls_of_the_slow_task_are_its_poll_schedule(sdk: Run) 
             close(step["t"], sdk.t(sent), f"{binding} poll")
         assert [s["outcome"] for s in schedule["steps"]] == ["answered"] * len(got["polls"])
         assert schedule["gave_up_at"] is None and schedule["failed"] == 0
+
+
+def test_the_crash_condition_ends_the_agent_process_mid_task_with_status_1(tmp_path: Path) -> None:
+    log = tmp_path / "agent.jsonl"
+    command = [sys.executable, "-m", "wiretap", "lab", "serve", "--a2a", "--log", str(log)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                "params": {"message": {"parts": [{"text": "crash 0.3"}]}}}  # fmt: skip
+        request = urllib.request.Request(f"{url}/a2a/jsonrpc", json.dumps(body).encode(), method="POST")
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert json.loads(answer.read())["result"]["task"]["status"]["state"] == "TASK_STATE_WORKING"
+        assert proc.wait(timeout=30) == 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["event"] for e in events] == ["listening", "request", "answer", "exit"]
+    assert events[-1]["mono_ns"] - events[1]["mono_ns"] >= 300_000_000
