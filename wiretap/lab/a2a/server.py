@@ -25,9 +25,11 @@ class AgentLog:
             self._file = os.fdopen(descriptor, "w")
         self.requests = 0
 
-    def write(self, **entry: Any) -> None:
+    def write(self, stamps: tuple[int, int] | None = None, **entry: Any) -> None:
+        """One line; ``stamps`` (wall, monotonic ns) when the moment it records came earlier than now."""
         if self._file is not None:
-            stamped = {"wall_ns": time.time_ns(), "mono_ns": time.monotonic_ns(), **entry}
+            wall, mono = stamps or (time.time_ns(), time.monotonic_ns())
+            stamped = {"wall_ns": wall, "mono_ns": mono, **entry}
             self._file.write(json.dumps(stamped, separators=(",", ":")) + "\n")
             self._file.flush()
 
@@ -46,9 +48,11 @@ class AgentApp:
         assert self.agent is not None
         self.log.requests += 1
         n = self.log.requests
+        arrived = (time.time_ns(), time.monotonic_ns())
         body = await http.read()
         handled = self.agent.handle(Request(http.method, http.path_qs, body), time.monotonic())
-        self.log.write(n=n, event="request", method=http.method, path=http.path_qs, rpc=handled.rpc, task=handled.task)
+        entry = {"method": http.method, "path": http.path_qs, "rpc": handled.rpc, "task": handled.task}
+        self.log.write(arrived, n=n, event="request", **entry)
         if handled.exit is not None:
             self._schedule(handled.exit)
         answer = handled.answer
