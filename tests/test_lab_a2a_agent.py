@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from typing import Any
@@ -192,3 +193,18 @@ def test_the_lab_agent_refuses_an_address_off_loopback_or_malformed_in_one_line_
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and said in done.stderr and address in done.stderr
+
+
+def test_the_lab_agent_says_in_one_line_with_status_3_that_its_port_is_taken() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        done = subprocess.run(
+            [sys.executable, "-m", "wiretap", "lab", "serve", "--a2a", "--http", address],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 3
+    assert done.stderr.count("\n") == 1 and f"--http {address}: cannot listen there" in done.stderr

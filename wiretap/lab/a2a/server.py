@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from aiohttp import web
 
+from wiretap.errors import Unavailable
 from wiretap.lab.a2a.agent import A2AAgent, Exit, Request
 
 
@@ -88,7 +89,10 @@ async def serve(host: str, port: int, log_path: Path | None, ready: asyncio.Futu
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            raise Unavailable(f"--http {host}:{port}: cannot listen there ({exc.strerror or exc})") from None
         server = site._server
         sockets = getattr(server, "sockets", None) or []
         bound = sockets[0].getsockname()[1] if sockets else port
