@@ -72,11 +72,12 @@ def test_the_decoded_export_keeps_attribute_types_events_and_status() -> None:
     assert attributes["wiretap.task.polls"].int_value == 9
     assert attributes["wiretap.task.terminal"].bool_value is True
     assert attributes["wiretap.task.median_interval_s"].double_value == 0.5
-    (finding,) = [e for e in task.events if e.name == "wiretap.finding"]
-    assert {a.key: a.value.string_value for a in finding.attributes}["wiretap.finding.code"] == "poll-after-terminal"
+    findings = [e for e in task.events if e.name == "wiretap.finding"]
+    found = [{a.key: a.value.string_value for a in f.attributes}["wiretap.finding.code"] for f in findings]
+    assert found == ["task-rejected", "poll-after-terminal"]  # in time order
     root = next(s for s in spans if not s.parent_span_id)
     codes = {a.key: a.value for a in root.attributes}["wiretap.finding.codes"]
-    assert [v.string_value for v in codes.array_value.values] == ["poll-after-terminal"]
+    assert sorted(v.string_value for v in codes.array_value.values) == ["poll-after-terminal", "task-rejected"]
     (error,) = [s for s in decode(export(str(RECORDINGS / "demo.jsonl"), "-f", "otlp")[1])[0]
                 .resource_spans[0].scope_spans[0].spans if s.status.code == 2]  # fmt: skip
     assert error.name == "resources/list" and error.status.message

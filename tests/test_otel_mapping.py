@@ -135,12 +135,13 @@ def test_an_a2a_task_is_a_span_with_every_poll_as_its_child() -> None:
 def test_findings_are_span_events_on_the_task_they_are_about() -> None:
     spans = recording_spans(RECORDINGS / "a2a-rejected-loop.jsonl")
     (task,) = [s for s in spans if s.name == "task"]
-    (finding,) = [e for e in task.events if e.name == "wiretap.finding"]
+    rejected, finding = [e for e in task.events if e.name == "wiretap.finding"]
+    assert rejected.attributes["wiretap.finding.code"] == "task-rejected"
     assert finding.attributes["wiretap.finding.code"] == "poll-after-terminal"
     assert finding.attributes["wiretap.finding.severity"] == "error"
     assert finding.attributes["wiretap.finding.count"] == 8
     root = next(s for s in spans if s.parent_id is None)
-    assert root.attributes["wiretap.finding.codes"] == ["poll-after-terminal"]
+    assert sorted(root.attributes["wiretap.finding.codes"]) == ["poll-after-terminal", "task-rejected"]
     assert all(s.attributes["rpc.system.name"] == "a2a_rest" for s in by_name(spans, "GetTask"))
 
 

@@ -83,7 +83,8 @@ def test_shipped_recordings_land_in_phoenix_span_for_span(phoenix: Phoenix) -> N
     assert names["GetTask"] == 11 + 9  # a2a-backoff's polls and a2a-rejected-loop's (recordings/README.md)
     assert names["tools/call build_report"] == 1 and names["notifications/progress"] == 3
     (task,) = [s for s in stored if s["attributes"].get("wiretap.task.final_state") == "TASK_STATE_REJECTED"]
-    (finding,) = [e for e in task["events"] if e["name"] == "wiretap.finding"]
+    rejected, finding = [e for e in task["events"] if e["name"] == "wiretap.finding"]
+    assert rejected["attributes"]["wiretap.finding.code"] == "task-rejected"
     assert finding["attributes"]["wiretap.finding.code"] == "poll-after-terminal"
     assert finding["attributes"]["wiretap.finding.severity"] == "error"
     polls = [s for s in stored if s["parent_id"] == task["context"]["span_id"]]

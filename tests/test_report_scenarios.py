@@ -457,7 +457,11 @@ def test_polling_a_rejected_a2a_task_8_more_times_is_one_poll_after_terminal_fin
     assert states(task) == ["TASK_STATE_SUBMITTED", "TASK_STATE_REJECTED"]
     near(task["states"][1]["t"], polls[0], "rejected")
     assert task["terminal"] is True
-    assert codes(r) == ["poll-after-terminal"]
+    assert codes(r) == ["poll-after-terminal", "task-rejected"]
+    rejected = r["findings"][1]
+    assert (rejected["severity"], rejected["task"]) == ("warning", task["id"])
+    assert "I only book travel" in rejected["message"]
+    near(rejected["times"][0], polls[0], "rejected finding")
     finding = r["findings"][0]
     assert (finding["severity"], finding["count"], finding["task"]) == ("error", 8, task["id"])
     all_near(finding["times"], [polls[1], polls[-1]], "finding times")

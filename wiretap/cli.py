@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 LAZY = {
     "export": "wiretap.export.command:export",
     "import": "wiretap.importers.command:import_group",
+    "lab": "wiretap.lab.command:lab",
     "mcp": "wiretap.mcp.command:mcp",
     "otel": "wiretap.otel.command:otel",
     "replay": "wiretap.replay.cli:replay",

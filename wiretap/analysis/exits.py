@@ -47,7 +47,8 @@ class ExitWatch:
         elif kind == Kind.END and isinstance(capped := event.get("capped"), dict):
             self.capped = {"since": t, **(self.capped or {}), **capped}
         elif kind == Kind.CONNECTION:
-            self._open_connections += 1 if event.get("state") == "open" else -1
+            state = event.get("state")
+            self._open_connections += 1 if state == "open" else -1 if state == "closed" else 0
             if event.get("state") == "closed":
                 self._last_close = t
 

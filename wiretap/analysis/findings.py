@@ -120,6 +120,34 @@ class Findings:
             ),
         )
 
+    def task_rejected(self, task: Task, t: float, reason: str) -> None:
+        said = f": {reason!r}" if reason else " with no status message saying why"
+        self._add(
+            task.id,
+            Finding(
+                "task-rejected",
+                WARNING,
+                f"{_tag(task)} was rejected (TASK_STATE_REJECTED){said}",
+                "The agent declined the work: a client should report the reason and not wait, retry or poll it.",
+                [t],
+                task.id,
+            ),
+        )
+
+    def completed_with_failure(self, task: Task, t: float, artifact: str, said: str) -> None:
+        self._add(
+            task.id,
+            Finding(
+                "completed-with-failing-artifact",
+                WARNING,
+                f"{_tag(task)} completed, but its artifact {artifact} reports failure ({said})",
+                "The state says success and the result says failure: a client should read the artifact, not only "
+                "the state, before reporting the task done.",
+                [t],
+                task.id,
+            ),
+        )
+
     def request_to_terminal(self, task: Task | None, request: Message, response: Message) -> None:
         got = f"error {response.error_code}" if response.error is not None else "a success"
         self._add(

@@ -149,6 +149,42 @@ class Refusal:
 
 
 @dataclass
+class PollStep:
+    """One poll of an A2A task, and how long the client waited before it and for it."""
+
+    t: float
+    """When the client sent the poll (GetTask)."""
+    gap: float | None
+    """Seconds since the previous poll was sent."""
+    step: float | None
+    """Seconds since the previous poll ended (answered, or abandoned by the client): the client's back-off
+    step; None when the previous poll had not ended."""
+    waited: float | None
+    """Seconds from the poll to its answer or to the client abandoning it; None when neither came."""
+    outcome: str
+    """``answered``, ``error``, ``abandoned`` (the client closed its exchange unanswered) or ``unanswered``."""
+    error: int | None = field(default=None, metadata={"omit_none": True})
+
+
+@dataclass
+class PollSchedule:
+    """How a client polled an A2A task: its back-off steps, the polls that failed, and where it gave up."""
+
+    steps: list[PollStep]
+    back_off: str
+    """The back-off steps as a pattern (``0.50, 1.00, 2.00, 4.00, 5.00 ×7 s``)."""
+    failed: int
+    """Polls that failed: answered with an error, abandoned by the client, or never answered."""
+    longest_failed_run: int
+    gave_up_at: float | None
+    """When the client gave up on the task: its last poll failed and it polled no more although the task had
+    not ended (when it abandoned that poll; else when it sent it). None when it did not give up."""
+    last_poll_at: float | None
+    failed_before_giving_up: int | None
+    """The failed polls in a row that ended with giving up."""
+
+
+@dataclass
 class TaskRow:
     protocol: str
     design: str
@@ -175,6 +211,8 @@ class TaskRow:
     median_interval: float | None = None
     """The median of every interval between polls (back-off and open questions included)."""
     server: str | None = field(default=None, metadata={"omit_none": True})
+    poll_schedule: PollSchedule | None = field(default=None, metadata={"omit_none": True})
+    """For a polled A2A task: the back-off steps, failed polls and the give-up point."""
 
     def canonical(self, raw: str) -> str:
         return (a2a_state(raw) if self.protocol == "a2a" else mcp_state(raw)).canonical
@@ -246,9 +284,12 @@ class Verdicts:
     cancel_on_exit: CancelVerdict
     elicitation_gaps: QuestionVerdict
     shutdown: ShutdownVerdict | None = field(default=None, metadata={"omit_none": True})
+    a2a_back_off: Verdict | None = field(default=None, metadata={"omit_none": True})
+    """How the client backed off polling A2A tasks and when it gave up on them (only with polled A2A tasks)."""
 
     TITLES = (
         ("poll_intervals", "Poll intervals"),
+        ("a2a_back_off", "Back-off and giving up (A2A)"),
         ("cancel_on_exit", "Cancel on exit"),
         ("elicitation_gaps", "Polling while a question was open"),
         ("shutdown", "Shutdown"),

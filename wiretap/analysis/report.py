@@ -23,6 +23,7 @@ from wiretap.analysis.methods import method_of
 from wiretap.analysis.model import FIGURES, REPORT_FORMAT, Report
 from wiretap.analysis.oauth import OAuthWatch
 from wiretap.analysis.observe import Observer
+from wiretap.analysis.poll_schedule import back_off_verdict, poll_schedule
 from wiretap.analysis.questions import Question, QuestionLog, measure, task_questions, touches
 from wiretap.analysis.shutdown import shutdown_verdict
 from wiretap.analysis.startup import Startup
@@ -46,6 +47,8 @@ session."""
 AT_ONCE = 0.05
 """A question cancelled within this many seconds of opening was never shown to anyone."""
 POLL_RULE = "Claude Code's rule: the server's interval clamped to 250 ms–30 s; 2 s when the server gives none"
+A2A_POLL_RULE = "A2A has no poll interval to ask for: the client's own back-off decides when it polls"
+"""The rule a report of A2A tasks only states: Claude Code's MCP rule is no A2A client's."""
 
 
 def applied_poll_ms(requested: int | None) -> int:
@@ -181,6 +184,7 @@ class Analysis:
         self.versions.feed(event)
         self.oauth.feed(event)
         self.startup.feed(event)
+        self.tasks.feed_event(event)
 
     def report(self, header: dict[str, Any], source: str, skipped: int) -> Report:
         end = self.exits.end_t
@@ -216,7 +220,7 @@ class Analysis:
                 counts.get("c2s", 0), counts.get("s2c", 0), self.traffic.raw, dict(self.traffic.other)
             ),
             latency=[model.LatencyRow(**row) for row in self.traffic.table()],
-            poll_rule=POLL_RULE,
+            poll_rule=A2A_POLL_RULE if tasks and all(t.protocol == "a2a" for t in tasks) else POLL_RULE,
             client_exit=self._client_exit(),
             server_exit=self._server_exit(),
             tasks=task_rows,
@@ -226,6 +230,7 @@ class Analysis:
                 cancel_on_exit=self._cancel_verdict(task_rows, questions),
                 elicitation_gaps=self._question_verdict(questions),
                 shutdown=shutdown_verdict(self.observer.shutdown(self.client_exited)),
+                a2a_back_off=back_off_verdict(task_rows),
             ),
             findings=[model.FindingRow(**f.as_dict()) for f in self.findings.all()],
             authorization=[authorization] if authorization is not None else [],
@@ -311,6 +316,7 @@ class Analysis:
             refused=[model.Refusal(_f(t), via, code) for t, via, code in task.refused],
             answers=[model.Via(_f(t), via) for t, via in task.answers],
             median_interval=_r(summary.median) if summary else None,
+            poll_schedule=poll_schedule(task, pattern),
         )
 
     @staticmethod

@@ -13,7 +13,8 @@ from typing import Any
 
 from wiretap.analysis.conversation import NOTIFICATION, REQUEST, RESPONSE, Message
 from wiretap.analysis.findings import Findings
-from wiretap.analysis.states import COMPLETED, FAILED, INPUT_REQUIRED, State, a2a_state, mcp_state
+from wiretap.analysis.outcomes import failing_artifact, status_text
+from wiretap.analysis.states import COMPLETED, FAILED, INPUT_REQUIRED, REJECTED, State, a2a_state, mcp_state
 
 MCP_2025 = "mcp-2025-11-25"
 MCP_EXTENSION = "mcp-tasks-extension"
@@ -42,6 +43,8 @@ class PollLog:
         """When each poll was answered; NaN while it is not."""
         self.errors: dict[int, int | None] = {}
         """Which polls failed, with the error code if there was one (sparse)."""
+        self.abandoned: dict[int, float] = {}
+        """Polls the client stopped waiting for (it closed their HTTP exchange unanswered), by when (sparse)."""
 
     def __len__(self) -> int:
         return len(self.times)
@@ -59,6 +62,13 @@ class PollLog:
                     self.errors[index] = error_code
                 return index
         return None
+
+    def abandon(self, asked_at: float, t: float) -> None:
+        for index in range(len(self.times) - 1, -1, -1):
+            if self.times[index] == asked_at:
+                if math.isnan(self.answered[index]):
+                    self.abandoned.setdefault(index, t)
+                return
 
     def last_error(self) -> int | None:
         return self.errors.get(len(self.times) - 1) if self.times else None
@@ -127,11 +137,36 @@ class TaskTracker:
         self.tasks: dict[str, Task] = {}
         self.findings = findings
         self._last_calls: OrderedDict[str, Message] = OrderedDict()
+        self._failing: set[str] = set()
+        self._open_polls: dict[int, tuple[Task, float]] = {}
+        self._conn_ex: dict[int, int] = {}
+        self._ex_conn: dict[int, int] = {}
+        """The exchange each HTTP connection is carrying now."""
+        """HTTP exchanges carrying a poll not yet answered: the task and when it was asked."""
 
     def task(self, key: str) -> Task | None:
         return self.tasks.get(key)
 
     # -- feeding ---------------------------------------------------------------------------------
+
+    def feed_event(self, event: dict[str, Any]) -> None:
+        """A poll's HTTP exchange the client left unanswered (it closed its connection): it abandoned the poll
+        (``abandon`` keeps the first sign: the half-close, else the exchange's end)."""
+        kind, ex, t = event.get("kind"), event.get("ex"), float(event.get("t", 0.0))
+        if kind == "http_request" and isinstance(ex, int) and isinstance(event.get("conn"), int):
+            self._conn_ex[event["conn"]] = ex
+            self._ex_conn[ex] = event["conn"]
+        elif kind == "connection" and event.get("state") == "half_closed":
+            poll = self._open_polls.get(self._conn_ex.get(event.get("conn"), -1))  # type: ignore[arg-type]
+            if poll is not None:
+                poll[0].polls.abandon(poll[1], t)
+        elif kind == "http_end" and isinstance(ex, int):
+            conn = self._ex_conn.pop(ex, None)
+            if conn is not None and self._conn_ex.get(conn) == ex:
+                del self._conn_ex[conn]
+            poll = self._open_polls.pop(ex, None)
+            if poll is not None and event.get("outcome") == "client_disconnected":
+                poll[0].polls.abandon(poll[1], t)
 
     def feed(self, message: Message) -> None:
         if message.kind == REQUEST:
@@ -189,6 +224,8 @@ class TaskTracker:
     def _poll(self, task: Task, m: Message) -> None:
         previous_error = task.polls.last_error()
         task.polls.add(m.t)
+        if isinstance(m.ex, int):
+            self._open_polls[m.ex] = (task, m.t)
         if task.told_terminal_at is not None and m.t > task.told_terminal_at:
             self.findings.poll_after_terminal(task, m.t)
         if task.not_found_at is not None and previous_error in _NOT_FOUND:
@@ -275,6 +312,8 @@ class TaskTracker:
         if task is None:
             return
         task.polls.answer(request.t, m.t, m.error_code, failed=m.error is not None)
+        if isinstance(request.ex, int):
+            self._open_polls.pop(request.ex, None)
         if m.error is not None and task.seen_first_by_poll and not task.states and m.error_code in _NOT_FOUND:
             # A poll for an id the server never knew (as far as the recording shows): a finding, not a task.
             self.tasks.pop(str(key), None)
@@ -338,7 +377,13 @@ class TaskTracker:
         if state is None:
             return
         parsed = a2a_state(state)
+        new = task.state is None or task.state.raw != parsed.raw
         self._state(task, parsed, m.t, m)
+        if new and parsed.canonical == REJECTED:
+            self.findings.task_rejected(task, m.t, status_text(payload))
+        if parsed.canonical == COMPLETED and task.id not in self._failing and (bad := failing_artifact(payload)):
+            self._failing.add(task.id)
+            self.findings.completed_with_failure(task, m.t, *bad)
         if parsed.spelling == "a2a-0.3" and (m.a2a_version == "1.0" or (m.method or "")[:1].isupper()):
             self.findings.mixed_a2a_spelling(task, m, parsed.raw)
 

@@ -362,6 +362,11 @@ class ClientConnection(_Peer):
         exchange = self.exchange
         if exchange is not None and not exchange.request_complete:
             return False  # the request can never be complete: the client is gone (connection_lost follows)
+        if exchange is not None and self.transport is not None:
+            # Still answered (a client may shut down its sending side), but recorded: a client that times out
+            # closes its connection, and this is all the proxy sees of it until the answer comes.
+            self.proxy.recorder.event(Kind.CONNECTION, conn=self.conn, state="half_closed")
+            self.proxy.flush()
         # The requests already read are still answered (a client may shut down its sending side).
         return exchange is not None or bool(self.events)
 
