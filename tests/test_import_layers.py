@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"render"},
     {"wrap"},
     {"export", "scrub", "importers", "schemas", "demo"},
-    {"mcp", "ui"},
+    {"mcp", "ui", "lab"},
     {"cli", "__main__", "entry"},
 ]
 

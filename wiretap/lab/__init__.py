@@ -1,0 +1,1 @@
+"""The lab: a probe MCP server whose tools are an investigation's conditions."""
