@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"replay"},
     {"render"},
     {"wrap"},
-    {"export", "scrub", "importers", "schemas", "demo"},
+    {"export", "scrub", "importers", "schemas", "demo", "lab"},
     {"mcp", "ui"},
     {"cli", "__main__", "entry"},
 ]

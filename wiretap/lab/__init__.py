@@ -1,0 +1,1 @@
+"""The lab: a probe server, a scripted model, and the investigation they make."""
