@@ -16,36 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wiretap.lab.offline import API_KEY as API_KEY
+from wiretap.lab.offline import OFFLINE as OFFLINE
+from wiretap.lab.offline import claude_env
+
 Json = dict[str, Any]
-API_KEY = "sk-ant-fake-wiretap-0123456789abcdefghij"
-OFFLINE = {
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_BUG_COMMAND": "1",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    # Otherwise MCP tools hide behind a search tool and are never offered to the model.
-    "ENABLE_TOOL_SEARCH": "false",
-}
-# Settings from the developer's own environment that would change what Claude Code does.
-_DROPPED_PREFIXES = ("ANTHROPIC_", "CLAUDE", "AWS_", "GOOGLE_", "VERTEX_", "OTEL_", "MCP_")
 
 
 def offline_env(root: Path, api_url: str) -> dict[str, str]:
     """Environment for an offline Claude Code with its home and config under ``root``."""
-    home, config = root / "home", root / "home" / ".claude"
-    config.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROPPED_PREFIXES)}
-    return (
-        env
-        | OFFLINE
-        | {
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(config),
-            "ANTHROPIC_BASE_URL": api_url,
-            "ANTHROPIC_API_KEY": API_KEY,
-        }
-    )
+    (root / "home" / ".claude").mkdir(parents=True, exist_ok=True)
+    return claude_env(root, api_url, os.environ)
 
 
 def stdio_server(command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None) -> Json:

@@ -6,7 +6,7 @@ import json
 import urllib.request
 from typing import Any
 
-from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse, tool_use_id
+from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse, background_task_id, stop_use_id, tool_use_id
 
 TOOL = "mcp__demo__echo"
 TOOLS = [{"name": "Bash", "input_schema": {}}, {"name": TOOL, "input_schema": {}}]
@@ -88,3 +88,33 @@ def test_side_requests_get_short_text_and_token_counts_get_a_number() -> None:
         assert isinstance(counted["input_tokens"], int) and counted["input_tokens"] > 0
         assert [r.endpoint for r in api.requests] == ["/v1/messages", "/v1/messages/count_tokens"]
         assert api.tool_results() == []
+
+
+def background_result(step: int, task: str) -> dict[str, Any]:
+    text = f"The call was moved to the background as task ID {task}. You will be told when it finishes."
+    return {"type": "tool_result", "tool_use_id": tool_use_id(step), "content": [{"type": "text", "text": text}]}
+
+
+def test_a_stop_step_moved_to_the_background_is_answered_with_task_stop_for_that_task_then_the_script_goes_on() -> None:
+    script = [ToolUse(TOOL, {"text": "long"}, stop=True), ToolUse(TOOL, {"text": "next"})]
+    with FakeMessagesAPI(script) as api:
+        call = {"role": "assistant", "content": [{"type": "tool_use", "id": tool_use_id(0), "name": TOOL}]}
+        turn = [user("go"), call, user([background_result(0, "b7x2k9")])]
+        stop = json.loads(post(api, "/v1/messages", {"tools": TOOLS, "messages": turn})[1])
+        assert stop["content"] == [
+            {"type": "tool_use", "id": stop_use_id(0), "name": "TaskStop", "input": {"task_id": "b7x2k9"}}
+        ]
+        stopped = {"type": "tool_result", "tool_use_id": stop_use_id(0), "content": "stopped"}
+        turn += [{"role": "assistant", "content": stop["content"]}, user([stopped])]
+        after = json.loads(post(api, "/v1/messages", {"tools": TOOLS, "messages": turn})[1])
+        assert after["content"][0]["id"] == tool_use_id(1)
+        assert after["content"][0]["input"] == {"text": "next"}
+
+
+def test_a_step_not_marked_stop_is_left_running_in_the_background() -> None:
+    with FakeMessagesAPI([ToolUse(TOOL, {"text": "long"})]) as api:
+        call = {"role": "assistant", "content": [{"type": "tool_use", "id": tool_use_id(0), "name": TOOL}]}
+        turn = [user("go"), call, user([background_result(0, "b7x2k9")])]
+        final = json.loads(post(api, "/v1/messages", {"tools": TOOLS, "messages": turn})[1])
+        assert final["stop_reason"] == "end_turn"
+        assert background_task_id(background_result(0, "b7x2k9")) == "b7x2k9"
