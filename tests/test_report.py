@@ -117,7 +117,7 @@ def test_poll_intervals_are_measured_against_the_requested_one() -> None:
         "mcp-tasks-extension",
         "build",
         3000,
-        3000,
+        None,  # no clientInfo: no client's rule to apply
     )
     assert task["polls"] == [3.32, 6.32, 9.32, 12.32, 15.32]
     assert task["intervals"] == {"count": 4, "min": 3.0, "median": 3.0, "p95": 3.0, "max": 3.0}

@@ -13,6 +13,7 @@ from typing import Any
 
 from wiretap.analysis import model
 from wiretap.analysis.activity import Activity
+from wiretap.analysis.client_rules import ClientRule, describe, poll_rule_for
 from wiretap.analysis.conversation import Conversation, Message, OtherBody
 from wiretap.analysis.exits import ExitWatch
 from wiretap.analysis.findings import Findings
@@ -35,6 +36,7 @@ from wiretap.recording.complete import WAIT_FOR_END
 from wiretap.recording.events import Event
 from wiretap.recording.reader import open_recording
 
+CLAUDE_CODE_POLL = poll_rule_for("claude-code")
 __all__ = ["REPORT_FORMAT", "Analysis", "analyse", "build_report", "pattern", "report_recording"]
 Limits = tuple[str | None, dict[str, str]]
 """A session's client (its ``clientInfo`` name) and the settings of its limits."""
@@ -46,13 +48,13 @@ cancelling on its way out does so as it closes; a cancel earlier than that (Task
 session."""
 AT_ONCE = 0.05
 """A question cancelled within this many seconds of opening was never shown to anyone."""
-POLL_RULE = "Claude Code's rule: the server's interval clamped to 250 ms–30 s; 2 s when the server gives none"
 A2A_POLL_RULE = "A2A has no poll interval to ask for: the client's own back-off decides when it polls"
-"""The rule a report of A2A tasks only states: Claude Code's MCP rule is no A2A client's."""
+"""The rule a report of A2A tasks only states: no MCP client's poll rule is an A2A client's."""
 
 
-def applied_poll_ms(requested: int | None) -> int:
-    return 2000 if requested is None else max(250, min(30_000, requested))
+def applied_poll_ms(requested: int | None, rule: ClientRule | None = CLAUDE_CODE_POLL) -> int | None:
+    """The interval the client's poll rule applies to the server's (Claude Code's by default); None without one."""
+    return rule.applied_ms(requested) if rule is not None else None
 
 
 def _cancel_ended(task: Task) -> bool:
@@ -122,6 +124,8 @@ class Analysis:
         self.client_exited: float | None = None
         """From a session manifest, on the recording's clock."""
         self.give_ups = GiveUps()
+        self.poll_rule: ClientRule | None = None
+        """The poll rule of the client that ran (``client_rules``), once ``report`` has named it."""
         self.transport = transport
         self.events = 0
         self.keep_rows = keep_rows
@@ -200,6 +204,11 @@ class Analysis:
         authorization = self.oauth.finish(self.findings)
         self.give_ups.finish(self.findings, self._client_limits(), end)
         tasks = sorted(self.tasks.tasks.values(), key=lambda task: task.created_at)
+        handshake = self.observer.handshake()
+        client = handshake.client_name or self.session_client
+        designs = [task.design for task in tasks if task.protocol == "mcp"]
+        design = max(set(designs), key=designs.count) if designs else None
+        self.poll_rule = poll_rule_for(client, design)
         questions = self._questions(tasks, end)
         task_rows = [self._task(task, questions, end) for task in tasks]
         counts = self.traffic.counts
@@ -220,7 +229,11 @@ class Analysis:
                 counts.get("c2s", 0), counts.get("s2c", 0), self.traffic.raw, dict(self.traffic.other)
             ),
             latency=[model.LatencyRow(**row) for row in self.traffic.table()],
-            poll_rule=A2A_POLL_RULE if tasks and all(t.protocol == "a2a" for t in tasks) else POLL_RULE,
+            poll_rule=(
+                A2A_POLL_RULE
+                if tasks and all(t.protocol == "a2a" for t in tasks)
+                else describe(client, handshake.client_version, design)
+            ),
             client_exit=self._client_exit(),
             server_exit=self._server_exit(),
             tasks=task_rows,
@@ -300,7 +313,7 @@ class Analysis:
             created_at=_f(task.created_at),
             seen_first_by_poll=task.seen_first_by_poll,
             requested_poll_ms=task.requested_poll_ms,
-            applied_poll_ms=applied_poll_ms(task.requested_poll_ms) if task.protocol == "mcp" else None,
+            applied_poll_ms=applied_poll_ms(task.requested_poll_ms, self.poll_rule) if task.protocol == "mcp" else None,
             polls=[_f(t) for t in times],
             first_poll_after=_r(times[0] - task.created_at) if times else None,
             intervals=model.Spread(**summary.as_dict()) if summary else None,  # type: ignore[arg-type]
@@ -361,7 +374,11 @@ class Analysis:
             ratio = steady / (requested / 1000) if requested else float("inf")
             tail = f"the server asked for {requested} ms: {ratio:.2f}× the requested interval"
         elif all(task.protocol == "mcp" for task in polled):
-            tail = "the server asked for no interval (Claude Code's rule would poll every 2.00 s)"
+            rule = self.poll_rule
+            default = rule.applied_ms(None) if rule is not None else None
+            tail = "the server asked for no interval" + (
+                f" ({rule.who}'s rule would poll every {default / 1000:.2f} s)" if rule and default else ""
+            )
         else:
             tail = "the server asked for no interval (A2A has none to ask)"
         measured = (

@@ -12,7 +12,7 @@ from wiretap.analysis import model
 from wiretap.analysis.findings import never_contacted
 from wiretap.analysis.limits import WRAPPED_CLIENTS
 from wiretap.analysis.model import Report
-from wiretap.analysis.report import POLL_RULE, build_report
+from wiretap.analysis.report import build_report
 from wiretap.plural import plural
 from wiretap.recording.folders import open_session
 
@@ -122,7 +122,7 @@ def merge(parts: list[Report], folder: Path, manifest: dict[str, Any], keep_rows
             other,
         ),
         latency=[row for p in parts for row in p.latency],
-        poll_rule=POLL_RULE,
+        poll_rule=_poll_rule(parts),
         client_exit=min(exits, key=lambda e: e.t) if exits else None,
         server_exit=None if len(parts) > 1 else parts[0].server_exit,
         tasks=sorted((t for p in parts for t in p.tasks), key=lambda t: t.created_at),
@@ -201,3 +201,11 @@ def _shutdown_verdict(parts: list[Report]) -> model.ShutdownVerdict | None:
     complete = all(verdict is not None and verdict.recording_complete for verdict in found)
     orphaned = any(verdict is not None and verdict.orphaned for verdict in found) or None
     return model.ShutdownVerdict(text, evidence, orphaned=orphaned, recording_complete=complete)
+
+
+def _poll_rule(parts: list[Report]) -> str:
+    """The client's poll rule: one client ran, so its servers' reports name the same rule unless only one
+    of them saw tasks (the task design picks between rules)."""
+    said = [p.poll_rule for p in parts]
+    with_tasks = [p.poll_rule for p in parts if p.tasks]
+    return (with_tasks or said or ["No known poll rule: no recording"])[0]
