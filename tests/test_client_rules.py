@@ -114,10 +114,17 @@ def test_an_unknown_client_gets_no_known_rule_and_no_applied_interval() -> None:
     assert core_task_report(None)["poll_rule"] == "No known poll rule: the client is not named"
 
 
-@pytest.mark.parametrize("name", ["a2a-backoff", "a2a-rejected-loop", "demo"])
-def test_an_a2a_or_demo_recording_prints_no_claude_code_rule(name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [
+        ("a2a-backoff", "A2A has no poll interval to ask for"),
+        ("a2a-rejected-loop", "A2A has no poll interval to ask for"),
+        ("demo", "No known poll rule"),
+    ],
+)
+def test_an_a2a_or_demo_recording_prints_no_claude_code_rule(name: str, rule: str) -> None:
     report = build_report(RECORDINGS / f"{name}.jsonl").to_dict()
-    assert report["poll_rule"].startswith("No known poll rule")
+    assert report["poll_rule"].startswith(rule)
     assert "Claude Code" not in report["poll_rule"] + report["verdicts"]["poll_intervals"]["verdict"]
 
 
