@@ -48,7 +48,7 @@ from wiretap.replay.script import (
     is_request,
     is_response,
 )
-from wiretap.replay.structural_diff import Difference, describe, differences
+from wiretap.wire.structural_diff import Difference, describe, differences
 from wiretap.replay.tasks import reported_state
 from wiretap.replay.volatile import Volatile
 from wiretap.transports.process import signal_name
