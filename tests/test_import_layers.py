@@ -33,12 +33,9 @@ LAYERS: list[set[str]] = [
 
 KNOWN_UPWARD: set[tuple[str, str]] = {
     ("wiretap.analysis.report", "wiretap.render.timeline"),
-    ("wiretap.judge.diff", "wiretap.replay.structural_diff"),
-    ("wiretap.render.report_output", "wiretap.export.html"),
 }
 
 KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"wiretap.analysis.observe", "wiretap.analysis.profile"}),
     frozenset({"wiretap.otel.mapping", "wiretap.otel.report_spans"}),
     frozenset({"wiretap.transports.http", "wiretap.transports.http_exchange"}),
 }

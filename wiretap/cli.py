@@ -384,7 +384,7 @@ def show(
 @click.option("--summary", is_flag=True, help="Also append the markdown report to $GITHUB_STEP_SUMMARY.")
 def report(recording: Path, fmt: str, server: str | None, summary: bool) -> None:
     """Measure a recording (or a session folder): poll intervals, cancel on exit, open questions, findings."""
-    from wiretap.render.report_output import load_report, write_report
+    from wiretap.export.report_output import load_report, write_report
 
     result = load_report(recording, fmt, server)
     try:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from wiretap.analysis.behaviour import Handshake, HttpTraits, ServerRequest, Shutdown, ShutdownStep, Step
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.wire.jsonrpc import Pairing, id_key
 from wiretap.wire.versions import Era, parse_version
-
-if TYPE_CHECKING:
-    from wiretap.analysis.profile import Handshake, HttpTraits, ServerRequest, Shutdown, Step
 
 HANDSHAKES = ("initialize", "server/discover")
 LONG_LIVED = frozenset({"subscriptions/listen"})
@@ -219,7 +217,6 @@ class Observer:
     # -- results
 
     def handshake(self) -> Handshake:
-        from wiretap.analysis.profile import Handshake
 
         chosen = next(
             (a for a in reversed(self._attempts) if self._outcomes.get(a[1]) == "ok"),
@@ -249,7 +246,6 @@ class Observer:
         )
 
     def steps(self) -> tuple[Step, ...]:
-        from wiretap.analysis.profile import Step
 
         raw = [tuple(sorted(items)) for items in self._steps if items]
         out: list[Step] = []
@@ -268,7 +264,6 @@ class Observer:
         return tuple(out)
 
     def server_requests(self) -> tuple[ServerRequest, ...]:
-        from wiretap.analysis.profile import ServerRequest
 
         answers = dict(self._answers)
         for method in self._server_pending.waiting():
@@ -278,7 +273,6 @@ class Observer:
         return tuple(ServerRequest(m, a) for m, a in sorted(answers))
 
     def http_traits(self) -> HttpTraits:
-        from wiretap.analysis.profile import HttpTraits
 
         return HttpTraits(
             session_id=self._session_id,
@@ -290,7 +284,6 @@ class Observer:
         )
 
     def shutdown(self, client_exited: float | None) -> Shutdown:
-        from wiretap.analysis.profile import Shutdown, ShutdownStep
 
         steps = sorted(self._exit_steps)
         if self._http and self._last_close is not None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from wiretap.analysis.behaviour import Shutdown
 from wiretap.analysis.model import ShutdownVerdict
-from wiretap.analysis.profile import Shutdown
 
 
 def _ms(seconds: float) -> str:

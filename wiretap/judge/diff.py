@@ -13,9 +13,10 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wiretap.analysis.profile import Handshake, HttpTraits, Profile, Shutdown
+from wiretap.analysis.behaviour import Handshake, HttpTraits, Shutdown
+from wiretap.analysis.profile import Profile
 from wiretap.judge.profiles import Source
-from wiretap.replay.structural_diff import differences
+from wiretap.wire.structural_diff import differences
 
 CADENCE_TOLERANCE = 0.10
 DELAY_TOLERANCE = (0.05, 0.5)

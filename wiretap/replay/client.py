@@ -48,11 +48,11 @@ from wiretap.replay.script import (
     is_request,
     is_response,
 )
-from wiretap.replay.structural_diff import Difference, describe, differences
 from wiretap.replay.tasks import reported_state
 from wiretap.replay.volatile import Volatile
 from wiretap.transports.process import signal_name
 from wiretap.wire.framing import LineFramer
+from wiretap.wire.structural_diff import Difference, describe, differences
 
 WIRETAP = [sys.executable, "-m", "wiretap"]
 

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from wiretap.replay.structural_diff import describe, differences
 from wiretap.replay.volatile import Volatile
+from wiretap.wire.structural_diff import describe, differences
 
 
 @dataclass(frozen=True, slots=True)
