@@ -108,7 +108,7 @@ class Echo:
 
 
 def as_client(path: Path) -> float:
-    from wiretap.replay.client import ClientOptions, Driver
+    from wiretap.replay.drive import ClientOptions, Driver
     from wiretap.replay.pace import FAST
     from wiretap.replay.script import load_script
 

@@ -114,7 +114,8 @@ def replay(
             from wiretap.run.proxy import check_upstream
 
             check_upstream(upstream)
-        from wiretap.replay.client import ClientOptions, replay_client
+        from wiretap.replay.client import replay_client
+        from wiretap.replay.drive import ClientOptions
 
         options = ClientOptions(pace=pace, volatile=volatile, timeout=timeout, match_on=match_on, out=out)
         result = replay_client(script, list(server), upstream, options, out=sys.stdout, notes=sys.stderr)

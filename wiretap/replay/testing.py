@@ -134,8 +134,8 @@ def replay_client(
 ) -> Any:
     """Drive a live ``server`` command (or ``upstream`` URL) with the recorded client; return the
     ``ClientResult`` (``.differing``, ``.exit_status``, ``.summary()``)."""
-    from wiretap.replay.client import ClientOptions
     from wiretap.replay.client import replay_client as run
+    from wiretap.replay.drive import ClientOptions
     from wiretap.replay.pace import Pace
     from wiretap.replay.script import load_script
 
