@@ -608,7 +608,10 @@ def test_the_stdio_recordings_show_claude_codes_shutdown_signals(project: Projec
         assert all(recording.index(e) > recording.index(signals[0]) for e in stdin_closed)
         [exit_event] = recording.of_kind("exit")
         assert recording.index(exit_event) > recording.index(signals[0])
-        assert exit_event["signal"] == signals[-1]["signal"]
+        # The server dies of one of the signals forwarded before its exit: SIGINT, or the SIGTERM that
+        # followed it when Claude Code's second signal arrived first.
+        forwarded_before = [s["signal"] for s in signals if recording.index(s) < recording.index(exit_event)]
+        assert exit_event["signal"] in forwarded_before
         assert recording.events[-1]["kind"] == "end"
 
 

@@ -4,7 +4,7 @@ Runs in the a2a-sdk venv's python: ``a2a_lab_sdk_client.py URL``. For each of th
 (JSON-RPC, then HTTP+JSON) it sends, with ``ClientConfig(polling=True)`` (``returnImmediately``), one
 message per condition and polls what needs polling with ``get_task`` every 0.2 s:
 
-- ``slow 1``: polled until completed (its poll times kept on ``time.monotonic()``);
+- ``slow 1``: polled until completed (each poll's call and return kept on ``time.monotonic()``);
 - ``reject out of scope``, ``failing-artifact``: ended at once;
 - ``input-required`` and ``auth-required``: answered with a follow-up message on the task;
 - ``done``: then a message to it and a cancel of it (the agent refuses both).
@@ -63,8 +63,9 @@ async def run_binding(http: httpx.AsyncClient, url: str, binding: str) -> dict[s
         polls = []
         while task.status.state not in TERMINAL:
             await asyncio.sleep(0.2)
-            polls.append(time.monotonic())
+            sent = time.monotonic()
             task = await client.get_task(GetTaskRequest(id=task.id))
+            polls.append([sent, time.monotonic()])
         out["slow"] = {"task": MessageToDict(task), "polls": polls}
         for text in ("reject out of scope", "failing-artifact"):
             out[text.split()[0]] = MessageToDict(await send(text))
