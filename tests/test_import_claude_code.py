@@ -94,9 +94,12 @@ def test_the_import_invents_no_json_rpc_id_or_method(one_run: tuple[Path, Path])
 def test_the_import_has_the_connection_version_outcomes_and_shutdown(one_run: tuple[Path, Path]) -> None:
     _, imported = map(lines, one_run)
     whats = [e["what"] for e in imported if e["kind"] == "observed" and e["what"] != "log"]
+    signals = [e["signal"] for e in imported if e.get("what") == "signal_sent"]
+    # Claude Code follows its SIGINT with a SIGTERM when the server is slow to exit (a loaded machine).
+    assert signals in (["SIGINT"], ["SIGINT", "SIGTERM"])
     assert whats == [
         "connecting", "connected", "capabilities", "tool_call", "tool_result", "tool_call", "tool_result",
-        "signal_sent", "closed", "exited",
+        *["signal_sent"] * len(signals), "closed", "exited",
     ]  # fmt: skip
     capabilities = next(e for e in imported if e.get("what") == "capabilities")
     assert capabilities["protocol_version"] == "2025-11-25"
