@@ -69,6 +69,42 @@ def _together(steps: list[tuple[float, str]]) -> list[tuple[float, str]]:
     return [(t, " + ".join(sorted(whats))) for t, whats in grouped]
 
 
+class StepRuns:
+    """Steps folded as they close: a run of the same step (polls) or of the same pair (poll, progress) is
+    one behaviour, so what is kept grows with the behaviours, not with the recording."""
+
+    def __init__(self) -> None:
+        self._out: list[Step] = []
+        self._held: tuple[str, ...] | None = None
+        """A step that repeats the one before the last: whether it starts a repeated pair shows at the next."""
+
+    def copy(self) -> StepRuns:
+        twin = StepRuns()
+        twin._out, twin._held = list(self._out), self._held
+        return twin
+
+    def add(self, items: tuple[str, ...]) -> None:
+        out = self._out
+        if self._held is not None:
+            held, self._held = self._held, None
+            if out[-1].items == items:
+                out[-1] = Step(items, repeated=True)
+                return
+            out.append(Step(held))
+        if out and out[-1].items == items:
+            out[-1] = Step(items, repeated=True)
+        elif len(out) >= 2 and out[-2].items == items:
+            self._held = items
+        else:
+            out.append(Step(items))
+
+    def finish(self) -> tuple[Step, ...]:
+        if self._held is not None:
+            self._out.append(Step(self._held))
+            self._held = None
+        return tuple(self._out)
+
+
 class Observer:
     def __init__(self) -> None:
         self._attempts: list[tuple[str, Hashable, dict[str, Any]]] = []
@@ -79,7 +115,9 @@ class Observer:
         self._with_meta = 0
         self._id_types: set[str] = set()
         self._key_orders: list[tuple[str, ...]] = []
-        self._steps: list[list[str]] = []
+        self._step_open: list[str] = []
+        """The messages of the step in flight; a closed step goes to ``_runs``."""
+        self._runs = StepRuns()
         self._in_flight: dict[Hashable, int] = {}
         self._server_pending: Pairing[str] = Pairing()
         self._mrtr_pending: dict[str, str] = {}
@@ -189,10 +227,11 @@ class Observer:
             self._answers[(f"{asked} (input_required)", answer)] = None
 
     def _step(self, label: str, *, request_key: Hashable | None) -> None:
-        if not self._in_flight or not self._steps:
-            self._steps.append([])
-        if label not in self._steps[-1]:
-            self._steps[-1].append(label)
+        if not self._in_flight and self._step_open:
+            self._runs.add(tuple(sorted(self._step_open)))
+            self._step_open = []
+        if label not in self._step_open:
+            self._step_open.append(label)
         if request_key is not None:
             self._in_flight[request_key] = 1
 
@@ -246,22 +285,10 @@ class Observer:
         )
 
     def steps(self) -> tuple[Step, ...]:
-
-        raw = [tuple(sorted(items)) for items in self._steps if items]
-        out: list[Step] = []
-        n = 0
-        while n < len(raw):
-            # A run of the same step (polls) or of the same pair (poll, progress) is one behaviour.
-            if out and out[-1].items == raw[n]:
-                out[-1] = Step(raw[n], repeated=True)
-                n += 1
-            elif len(out) >= 2 and (out[-2].items, out[-1].items) == tuple(raw[n : n + 2]):
-                out[-1] = Step(out[-1].items, repeated=True)
-                n += 2
-            else:
-                out.append(Step(raw[n]))
-                n += 1
-        return tuple(out)
+        runs = self._runs.copy()
+        if self._step_open:
+            runs.add(tuple(sorted(self._step_open)))
+        return runs.finish()
 
     def server_requests(self) -> tuple[ServerRequest, ...]:
 
