@@ -10,7 +10,10 @@ from rich.markup import escape
 from wiretap.analysis.model import Report
 from wiretap.plural import plural
 from wiretap.recording.cap import format_size
-from wiretap.render.tables import SPECS, fmt, markdown_table, text_table
+from wiretap.render.tables import SPECS, fmt, left_out, markdown_table, text_table
+
+EVIDENCE_SHOWN = 12
+"""Evidence lines a verdict shows in text and Markdown; JSON has every one."""
 
 
 def counts(report: Report) -> str:
@@ -53,8 +56,10 @@ def render_text(report: Report, console: Console) -> None:
         console.print(f"[bold yellow]{escape(note)}[/bold yellow]")
     for _, heading, verdict in report.verdicts.titled():
         console.print(f"\n[bold cyan]{heading}[/bold cyan]: {escape(verdict.verdict)}")
-        for line in verdict.evidence:
+        for line in verdict.evidence[:EVIDENCE_SHOWN]:
             console.print(f"  • {escape(line)}", highlight=False)
+        if len(verdict.evidence) > EVIDENCE_SHOWN:
+            console.print(f"  {escape(left_out(len(verdict.evidence) - EVIDENCE_SHOWN, 'line'))}", highlight=False)
     console.print(f"\n[dim]{escape(report.poll_rule)}[/dim]")
     for spec in SPECS:
         text_table(spec, report, console)
@@ -69,7 +74,10 @@ def render_markdown(report: Report, out: IO[str]) -> None:
     for _, heading, verdict in report.verdicts.titled():
         parts.append(f"**{heading}.** {verdict.verdict}")
         if verdict.evidence:
-            parts.append("\n".join(f"- {line}" for line in verdict.evidence))
+            shown = [f"- {line}" for line in verdict.evidence[:EVIDENCE_SHOWN]]
+            if len(verdict.evidence) > EVIDENCE_SHOWN:
+                shown.append(f"- {left_out(len(verdict.evidence) - EVIDENCE_SHOWN, 'line')}")
+            parts.append("\n".join(shown))
     parts.append(f"_{report.poll_rule}._")
     parts += [table for spec in SPECS if (table := markdown_table(spec, report)) is not None]
     out.write("\n\n".join(parts) + "\n")

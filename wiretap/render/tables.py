@@ -13,6 +13,7 @@ from html import escape
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape as escape_markup
 from rich.table import Table as RichTable
 
 from wiretap.analysis.model import (
@@ -26,6 +27,7 @@ from wiretap.analysis.model import (
     TaskRow,
     short_id,
 )
+from wiretap.plural import plural
 
 PROSE_MIN = 16
 
@@ -250,8 +252,18 @@ def _ids(report: Report) -> list[str]:
     return [task.id for task in report.tasks]
 
 
+ROWS_SHOWN = 50
+"""Rows a text or Markdown table shows; JSON and HTML have every row."""
+
+
+def left_out(count: int, what: str) -> str:
+    """The line under a table or a list that shows only its first rows."""
+    return f"… {plural(count, what)} not shown: `wiretap report --format json` has every one."
+
+
 def text_table(spec: TableSpec, report: Report, console: Console) -> None:
-    rows = spec.rows(report)
+    every = spec.rows(report)
+    rows = every[:ROWS_SHOWN]
     if not rows:
         if spec.empty is not None:
             console.print(f"\n[bold]{spec.title}[/bold]: {spec.empty}")
@@ -270,6 +282,8 @@ def text_table(spec: TableSpec, report: Report, console: Console) -> None:
     for row in fitted.cells:
         table.add_row(*row)
     console.print(table)
+    if len(every) > len(rows):
+        console.print(escape_markup(left_out(len(every) - len(rows), "row")), highlight=False)
     for entry in fitted.key:
         console.print(f"  {entry}", highlight=False, soft_wrap=True)
 
@@ -278,7 +292,8 @@ def text_table(spec: TableSpec, report: Report, console: Console) -> None:
 
 
 def markdown_table(spec: TableSpec, report: Report) -> str | None:
-    rows = spec.rows(report)
+    every = spec.rows(report)
+    rows = every[:ROWS_SHOWN]
     if not rows:
         return f"**{spec.title}:** {spec.empty}" if spec.empty is not None else None
     columns = _with_server(spec, report)
@@ -289,7 +304,8 @@ def markdown_table(spec: TableSpec, report: Report) -> str | None:
     lines = ["| " + " | ".join(c.header for c in columns) + " |"]
     lines.append("|" + "".join("---:|" if c.numeric else "---|" for c in columns))
     lines += ["| " + " | ".join(cell(c.cell(row)) for c in columns) + " |" for row in rows]
-    return f"### {spec.title}\n\n" + "\n".join(lines)
+    more = f"\n\n{left_out(len(every) - len(rows), 'row')}" if len(every) > len(rows) else ""
+    return f"### {spec.title}\n\n" + "\n".join(lines) + more
 
 
 # -- HTML -------------------------------------------------------------------------------------------
