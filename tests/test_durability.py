@@ -83,7 +83,7 @@ def test_a_tap_killed_mid_flood_leaves_every_message_its_client_received_in_the_
     assert recorded_numbers(events)[: len(received)] == received
     end = events[-1]
     assert end["kind"] == "end" and end["ended"] == "relay_died" and end["lost"] == 0
-    assert wait_until_gone(server_pid), "the server outlived its tap"
+    wait_until_gone(server_pid, "the server to go with its tap")
 
 
 def test_sigterm_under_flood_ends_the_server_the_tap_and_the_recording_in_order(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_without_linux_only_primitives_a_killed_tap_still_leaves_a_whole_recordi
     _returncode, server_pid, received, events = interrupt_mid_flood(tmp_path, signal.SIGKILL, env=env)
     assert recorded_numbers(events)[: len(received)] == received and len(received) >= 30_000
     assert events[-1]["ended"] == "relay_died" and events[-1]["lost"] == 0
-    assert wait_until_gone(server_pid)
+    wait_until_gone(server_pid, "the server to go")
     read_end, write_end = os.pipe()
     try:
         os.environ["WIRETAP_PORTABLE"] = "1"
@@ -205,7 +205,7 @@ def test_when_the_recorder_dies_traffic_flows_on_and_the_recording_says_so(tmp_p
         time.sleep(0.01)
     sink = sink_pid_of(proc.pid)
     os.kill(sink, signal.SIGKILL)
-    assert wait_until_gone(sink)
+    wait_until_gone(sink, "the sink to go")
     assert [call(n) for n in range(100, 300)] == list(range(100, 300))  # never blocked, never lost
     proc.stdin.close()
     assert proc.wait(30) == 0
@@ -323,7 +323,7 @@ def test_a_killed_tap_takes_the_servers_whole_process_group_with_it(tmp_path: Pa
     proc.wait(10)
     for pipe in (proc.stdin, proc.stdout, proc.stderr):
         pipe.close()
-    assert wait_until_gone(grandchild), "the server's child outlived the tap"
+    wait_until_gone(grandchild, "the server's child to go with the tap")
     _, events, _ = settled_read_all(tmp_path / "rec.jsonl")
     assert events[-1]["ended"] == "relay_died"
 

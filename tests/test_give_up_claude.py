@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 from claude import API_KEY, offline_env
+from eventually import eventually
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 from taprun import settled_read_all
-from test_wrap_claude import PROMPT_MARK, Tmux, approve_project_servers, has_answer, wait_until, wrapped
+from test_wrap_claude import PROMPT_MARK, Tmux, approve_project_servers, has_answer, wrapped
 
 from wiretap.analysis.session_report import build_session_report
 
@@ -62,22 +63,22 @@ def test_esc_during_a_slow_tool_cancels_it_and_the_late_answer_comes_after_the_g
                 cwd=project,
             )  # fmt: skip
             tmux.wait_for(PROMPT_MARK)
-            wait_until(lambda: has_answer(recording, "tools/list"), 60, "no tools/list answered", tmux.screen)
+            eventually(lambda: has_answer(recording, "tools/list"), "no tools/list answered", 60, tmux.screen)
             time.sleep(1.0)  # for Claude Code to take the tools in, and the screen to settle
             tmux("send-keys", "-t", "main", "-l", "Please call the slow tool")
             tmux.wait_for("Please call the slow tool", 15)
             tmux("send-keys", "-t", "main", "Enter")
-            wait_until(lambda: in_recording(recording, "tools/call"), 60, "no tools/call", tmux.screen)
+            eventually(lambda: in_recording(recording, "tools/call"), "no tools/call", 60, tmux.screen)
             tmux("send-keys", "-t", "main", "Escape")
-            wait_until(lambda: in_recording(recording, "notifications/cancelled"), 15, "no cancel", tmux.screen)
-            wait_until(lambda: has_answer(recording, "tools/call"), SECONDS + 15, "no late answer", tmux.screen)
+            eventually(lambda: in_recording(recording, "notifications/cancelled"), "no cancel", 15, tmux.screen)
+            eventually(lambda: has_answer(recording, "tools/call"), "no late answer", SECONDS + 15, tmux.screen)
             tmux("send-keys", "-t", "main", "-l", "/exit")
             tmux.wait_for("/exit", 15)
             time.sleep(0.3)  # the command menu
             tmux("send-keys", "-t", "main", "Enter")
             manifest = out / "manifest.json"
             ended = lambda: manifest.exists() and json.loads(manifest.read_text()).get("running") is False  # noqa: E731
-            wait_until(ended, 30, "wiretap did not end", tmux.screen)
+            eventually(ended, "wiretap did not end", 30, tmux.screen)
         finally:
             tmux.kill_everything()
     _, events, _ = settled_read_all(recording)

@@ -8,10 +8,10 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from eventually import eventually
 
 from wiretap.recording.complete import wait_released, writers_gone
 from wiretap.recording.events import FORMAT_VERSION, Direction, Header, Kind
@@ -78,10 +78,7 @@ def test_events_reach_the_file_as_they_happen_not_at_close(tmp_path: Path) -> No
     path = tmp_path / "rec.jsonl"
     recorder = make_recorder(path)
     recorder.data("c2s", b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-    deadline = time.monotonic() + 5
-    while b"notifications/initialized" not in path.read_bytes():
-        assert time.monotonic() < deadline, "the event never reached the file"
-        time.sleep(0.01)
+    eventually(lambda: b"notifications/initialized" in path.read_bytes(), "the event in the file before close")
     recorder.close()
 
 
@@ -174,11 +171,11 @@ def test_tailing_yields_lines_only_once_they_are_complete(tmp_path: Path) -> Non
 
         thread = threading.Thread(target=reader)
         thread.start()
-        time.sleep(0.1)
-        assert seen == [b"one\n"]
+        eventually(lambda: seen == [b"one\n"], "the whole first line")
         with path.open("ab") as w:
             w.write(b"o\n")
-        time.sleep(0.1)
+        # The partial "tw" was held back: what follows is the whole second line, not "tw" then "o".
+        eventually(lambda: len(seen) == 2, "the second line once it is whole")
         done.set()
         thread.join(5)
     assert seen == [b"one\n", b"two\n"]

@@ -10,12 +10,11 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from eventually import eventually
 
 from wiretap.recording.reader import read_all
 
@@ -119,7 +118,7 @@ def test_following_a_running_session_shows_each_server_as_it_talks_and_stops_whe
     wrapped = subprocess.Popen(command, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     follow: subprocess.Popen[str] | None = None
     try:
-        wait_until(lambda: (tmp_path / "s" / "manifest.json").exists(), "the session folder")
+        eventually(lambda: (tmp_path / "s" / "manifest.json").exists(), "the session folder")
         follow = subprocess.Popen(
             [*WIRETAP, "show", "--follow", "--json", "s"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True
         )
@@ -141,13 +140,6 @@ def test_following_a_running_session_shows_each_server_as_it_talks_and_stops_whe
     assert sorted(seen, key=lambda r: (r["server"], r["t"])) == sorted(
         json_rows(tmp_path, env, "s"), key=lambda r: (r["server"], r["t"])
     )
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_out_on_a_folder_that_holds_a_session_records_the_next_run_beside_it_and_says_so(

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_session_cli import SCENARIOS, WIRETAP, servers, wait_until
+from eventually import eventually
+from test_session_cli import SCENARIOS, WIRETAP, servers
 
 from wiretap.cli import cli
 from wiretap.recording.events import utc_iso_ms
@@ -216,7 +217,7 @@ def test_keep_0_leaves_a_running_session_and_one_whose_recording_is_still_writte
         [*command, "--wait-for", str(go)], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     try:
-        wait_until(lambda: (root / "live" / "manifest.json").exists(), "the live session's manifest")
+        eventually(lambda: (root / "live" / "manifest.json").exists(), "the live session's manifest")
         result = prune(tmp_path, "--keep", "0")
         go.touch()
         _, live_stderr = live.communicate(timeout=60)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
+from eventually import eventually
 
 from wiretap.transports.signals import SignalPipe
 
@@ -28,21 +29,15 @@ def caught() -> Iterator[tuple[SignalPipe, list[tuple[int, str]]]]:
         pipe.restore()
 
 
-def _until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline
-        time.sleep(0.001)
-
-
 def test_while_the_relay_watches_a_signal_waits_on_the_pipe_for_it_and_is_handed_on_once(
     caught: tuple[SignalPipe, list[tuple[int, str]]],
 ) -> None:
     pipe, handed_on = caught
     pipe.watched = True
-    os.kill(os.getpid(), signal.SIGUSR1)
-    time.sleep(0.01)  # (the main thread's handler runs meanwhile, and leaves it alone)
+    os.kill(os.getpid(), signal.SIGUSR1)  # (runs the main thread's Python handler before it returns)
     assert handed_on == []
+    readable, _, _ = select.select([pipe.fd], [], [], 0)
+    assert readable == [pipe.fd], "the signal's byte should wait on the pipe for the relay"
     relay = threading.Thread(target=pipe.take, name="relay")
     relay.start()
     relay.join()
@@ -58,7 +53,7 @@ def test_once_the_relay_stops_watching_the_main_threads_handler_hands_signals_on
     os.kill(os.getpid(), signal.SIGUSR1)
     pipe.unwatched()  # what the relay had not taken yet
     os.kill(os.getpid(), signal.SIGUSR2)
-    _until(lambda: len(handed_on) == 2)
+    eventually(lambda: len(handed_on) == 2, "both signals handed on")
     assert [n for n, _ in handed_on] == [signal.SIGUSR1, signal.SIGUSR2]
 
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from eventually import eventually
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from taprun import SCENARIO_SERVER, TAP, blocked_signals, run_tap, settled_read_all, start_tap
@@ -33,13 +34,8 @@ def pid_alive(pid: int) -> bool:
         return f.read().split(")")[-1].split()[0] != "Z"
 
 
-def wait_until_gone(pid: int, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
+def wait_until_gone(pid: int, what: str = "the process to go") -> None:
+    eventually(lambda: not pid_alive(pid), f"{what} (pid {pid})", 10)
 
 
 def read_pid_line(proc: subprocess.Popen[bytes]) -> int:
@@ -229,10 +225,11 @@ def test_claude_codes_shutdown_sequence_reaches_a_stubborn_server_and_its_death_
     with start_tap(recording, [*SCENARIO_SERVER, "stubborn"]) as proc:
         server_pid = read_pid_line(proc)
         proc.send_signal(signal.SIGINT)
-        time.sleep(0.1)
+        # Claude Code's SIGTERM comes 100 ms later; here it comes once the server has shown it ignored SIGINT.
+        eventually(lambda: b"ignoring SIGINT" in recording.read_bytes(), "the server to ignore SIGINT")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == -signal.SIGTERM
-    assert wait_until_gone(server_pid)
+    wait_until_gone(server_pid, "the server to go")
     _, events, _ = settled_read_all(recording)
     assert [e["signal"] for e in events if e["kind"] == "signal"] == ["SIGINT", "SIGTERM"]
     assert "ignoring SIGINT" in [e["text"] for e in events if e["kind"] == "stderr"]
@@ -247,10 +244,10 @@ def test_when_the_tap_is_killed_the_server_goes_too_and_the_recording_is_readabl
         server_pid = read_pid_line(proc)
         proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         proc.stdin.flush()
-        time.sleep(0.3)
+        eventually(lambda: b"notifications/initialized" in recording.read_bytes(), "the notification recorded")
         proc.kill()
         proc.wait(10)
-    assert wait_until_gone(server_pid)
+    wait_until_gone(server_pid, "the server to go")
     header, events, skipped = settled_read_all(recording)
     assert header["kind"] == "header" and not skipped
     assert [e["msg"]["method"] for e in events if e["kind"] == "message"] == ["notifications/initialized"]

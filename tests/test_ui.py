@@ -13,8 +13,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from eventually import eventually
 from taprun import blocked_signals
-from uirun import WIRETAP, exchange, get_json, ui, wait_until, write_recording
+from uirun import WIRETAP, exchange, get_json, ui, write_recording
 
 
 def request(url: str, path: str, headers: dict[str, str], *, token: bool = True) -> tuple[int, dict[str, str], bytes]:
@@ -110,7 +111,7 @@ def test_a_path_that_is_no_recording_is_a_one_line_error(tmp_path: Path) -> None
 def test_rows_come_in_windows_and_a_growing_file_is_followed(tmp_path: Path) -> None:
     recording = write_recording(tmp_path / "rec.jsonl", 400, every_error=50)
     with ui(recording) as url:
-        first = wait_until(lambda: (d := get_json(url + "api/rows?from=0&count=100000"))["all"] == 800 and d, "800")
+        first = eventually(lambda: (d := get_json(url + "api/rows?from=0&count=100000"))["all"] == 800 and d, "800")
         assert len(first["rows"]) == 500, "at most one window per request"
         assert [r["id"] for r in first["rows"]] == list(range(500))
         answer = first["rows"][1]
@@ -122,7 +123,7 @@ def test_rows_come_in_windows_and_a_growing_file_is_followed(tmp_path: Path) -> 
             for event in [*exchange(400, 9.0), {"t": 9.5, "kind": "stderr", "text": "late line"}]:
                 f.write(json.dumps(event) + "\n")
             f.write('{"t": 9.6, "kind": "stderr", "te')  # a line still being written
-        grown = wait_until(lambda: (d := get_json(url + "api/rows?from=800&count=10"))["all"] == 803 and d, "803")
+        grown = eventually(lambda: (d := get_json(url + "api/rows?from=800&count=10"))["all"] == 803 and d, "803")
         assert [r["lane"] for r in grown["rows"]] == ["IN", "OUT", "ERR"]
         assert grown["rows"][1]["pair"] == 800 and grown["rows"][1]["summary"].startswith("#400 ok 2 ms")
         event = get_json(url + "api/event?id=802")
@@ -131,7 +132,7 @@ def test_rows_come_in_windows_and_a_growing_file_is_followed(tmp_path: Path) -> 
 
 def test_filters_match_as_the_html_report_does(tmp_path: Path) -> None:
     with ui(write_recording(tmp_path / "rec.jsonl", 40, every_error=10)) as url:
-        wait_until(lambda: get_json(url + "api/rows?count=0")["all"] == 80, "80 rows")
+        eventually(lambda: get_json(url + "api/rows?count=0")["all"] == 80, "80 rows")
         assert get_json(url + "api/rows?dir=OUT&count=0")["total"] == 40
         assert get_json(url + "api/rows?m=tasks/*&count=0")["total"] == 80
         assert get_json(url + "api/rows?m=tools/*&count=0")["total"] == 0
@@ -182,20 +183,20 @@ def test_ui_beside_a_session_prints_one_line_follows_every_server_and_ends_with_
         assert announced.startswith("wiretap ui: http://127.0.0.1:") and announced.endswith("/\n")
         url = announced.split(": ", 1)[1].strip()
         assert wrap.stderr.readline() == "client: started\n", "the URL comes before the client takes the terminal"
-        state = wait_until(lambda: _both_servers(get_json(url + "api/state")), "both servers' traffic")
+        state = eventually(lambda: _both_servers(get_json(url + "api/state")), "both servers' traffic")
         assert state["session"] is True and {s["name"] for s in state["servers"]} == {"alpha", "beta"}
         times = [r["t"] for r in get_json(url + "api/rows?count=500")["rows"]]
         assert times == sorted(times) and times[0] > 0, "one list on the session's clock"
         beta = get_json(url + "api/rows?server=1&count=100")["rows"]
         assert {r["server"] for r in beta} == {1} and "tools/list" in {r["title"] for r in beta}
-        report = wait_until(lambda: len((r := get_json(url + "api/report"))["servers"]) == 2 and r, "two reports")
+        report = eventually(lambda: len((r := get_json(url + "api/report"))["servers"]) == 2 and r, "two reports")
         assert [s["name"] for s in report["servers"]] == ["alpha", "beta"]
         assert all(s["svg"].startswith("<svg") for s in report["servers"])
         (tmp_path / "go").touch()
         out, err = wrap.communicate(timeout=60)
     assert wrap.returncode == 0 and out == ""
     assert "wiretap ui" not in err, "one line, once"
-    wait_until(lambda: _refused(url), "the view to end with the session")
+    eventually(lambda: _refused(url), "the view to end with the session")
     with ui(folder.parent) as root:
         state = get_json(root + "api/state")
         assert (state["sessions"], state["current"]) == (["one"], "one")
@@ -272,11 +273,11 @@ def test_proxy_with_ui_keeps_its_url_first_on_stdout_and_serves_the_view_of_its_
         post = urllib.request.Request(proxy_url, body, {"Content-Type": "application/json"})
         with pytest.raises(urllib.error.HTTPError):
             urllib.request.urlopen(post, timeout=30)
-        rows = wait_until(lambda: (r := get_json(url + "api/rows?m=tools/list"))["total"] == 1 and r, "the call")
+        rows = eventually(lambda: (r := get_json(url + "api/rows?m=tools/list"))["total"] == 1 and r, "the call")
         assert rows["rows"][0]["lane"] == "IN"
         proxy.send_signal(getattr(signal, stop))
         proxy.communicate(timeout=60)
-    wait_until(lambda: _refused(url), "the view to end with the proxy")
+    eventually(lambda: _refused(url), "the view to end with the proxy")
 
 
 def test_the_view_beside_a_session_ends_when_its_starter_goes_even_without_a_parent_death_signal(
@@ -294,7 +295,7 @@ def test_the_view_beside_a_session_ends_when_its_starter_goes_even_without_a_par
         url = view.stdout.readline().decode().strip()
         assert get_json(url + "api/rows?count=0")["all"] == 0
         write_recording(tmp_path / "not-yet.jsonl", 2)
-        wait_until(lambda: get_json(url + "api/rows?count=0")["all"] == 4, "the recording once it is written")
+        eventually(lambda: get_json(url + "api/rows?count=0")["all"] == 4, "the recording once it is written")
         view.stdin.close()
         assert view.wait(60) == 0
 
@@ -311,7 +312,7 @@ def test_garbage_deep_nesting_and_huge_messages_cost_their_own_line_only(tmp_pat
     with recording.open("a") as f:
         f.write("this is not JSON\n" + deep + "\n" + json.dumps(huge) + "\n" + "\xff garbage\n")
     with ui(recording) as url:
-        wait_until(lambda: get_json(url + "api/rows?count=0")["all"] >= 5, "the huge message")
+        eventually(lambda: get_json(url + "api/rows?count=0")["all"] >= 5, "the huge message")
         rows = get_json(url + "api/rows?count=100")["rows"]
         assert get_json(url + "api/rows?count=0")["all"] == 5, "the four exchange messages and the huge one"
         assert all(len(r["summary"]) <= 400 for r in rows)
@@ -320,5 +321,5 @@ def test_garbage_deep_nesting_and_huge_messages_cost_their_own_line_only(tmp_pat
         assert len(shown) < 200_100 and shown.endswith("more characters (see wiretap show --json)")
         with recording.open("a") as f:
             f.write(json.dumps({"t": 2.0, "kind": "stderr", "text": "after the storm"}) + "\n")
-        later = wait_until(lambda: get_json(url + "api/rows?q=storm&count=5")["rows"], "a line after them")
+        later = eventually(lambda: get_json(url + "api/rows?q=storm&count=5")["rows"], "a line after them")
         assert later[0]["summary"] == "after the storm"

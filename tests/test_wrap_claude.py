@@ -38,6 +38,7 @@ from typing import Any
 
 import pytest
 from claude import API_KEY, ClaudeRun, offline_env, parse_stream_json
+from eventually import eventually
 from scenarios.fake_messages_api import Captured, FakeMessagesAPI, ToolUse, tool_use_id
 from taprun import settled_read_all
 
@@ -149,14 +150,6 @@ def descendants_of(pid: int) -> list[int]:
             found.append(child)
             todo.append(child)
     return found
-
-
-def wait_until(condition: Callable[[], bool], timeout: float, what: str, describe: Callable[[], str] = str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not within {timeout}s\n{describe()}")
-        time.sleep(0.1)
 
 
 # The MCP SDK 2.3.0 Streamable HTTP server (tests/peer_scripts/mcp_sdk_http_server.py).
@@ -279,7 +272,7 @@ def run_claude_code(
         ) as proc:
             try:
                 if while_running is not None:
-                    wait_until(lambda: bool(children_of(proc.pid)), 10, "the command did not start")
+                    eventually(lambda: bool(children_of(proc.pid)), "the command did not start", 10)
                     while_running(api, children_of(proc.pid)[0])
                 stdout, stderr = proc.communicate(timeout=timeout)
             except BaseException as exc:
@@ -955,7 +948,7 @@ def test_a_sigterm_to_wiretap_ends_claude_code_as_a_sigterm_to_claude_code_does(
     argv = [str(claude_code_bin), "-p", "Go.", "--mcp-config", config, "--allowedTools", script[0].name, *PRINT_MODE]
 
     def terminate_during_the_tool_call(api: FakeMessagesAPI, pid: int) -> None:
-        wait_until(called.exists, 60, "the tool was not called")
+        eventually(called.exists, "the tool was not called", 60)
         time.sleep(0.5)  # the call takes 9 s
         os.kill(pid, signal.SIGTERM)
 
@@ -1061,7 +1054,7 @@ class Tmux:
         return self("capture-pane", "-p", *(["-J"] if joined else []), "-t", "main")
 
     def wait_for(self, text: str, timeout: float = 60) -> str:
-        wait_until(lambda: text in self.screen(), timeout, f"{text!r} on the screen", self.screen)
+        eventually(lambda: text in self.screen(), f"{text!r} on the screen", timeout, self.screen)
         return self.screen()
 
     def pane(self, field_: str) -> str:
@@ -1119,7 +1112,7 @@ def interactive(claude_code_bin: Path, tmp_path_factory: pytest.TempPathFactory)
             tmux.wait_for(PROMPT_MARK)
             # The TUI takes a prompt before its MCP servers are up (then the model is offered no MCP tool).
             recording = out / "demo.jsonl"
-            wait_until(lambda: has_answer(recording, "tools/list"), 60, "no tools/list answered", tmux.screen)
+            eventually(lambda: has_answer(recording, "tools/list"), "no tools/list answered", 60, tmux.screen)
             time.sleep(1.0)  # for Claude Code to take the tools in, and the screen to settle
             ready = tmux.screen()
             tmux("send-keys", "-t", "main", "-l", INTERACTIVE_PROMPT)
@@ -1133,7 +1126,7 @@ def interactive(claude_code_bin: Path, tmp_path_factory: pytest.TempPathFactory)
             # The reaper writes its report, then exits as wiretap did. (tmux's own pane_dead_status is not
             # dependable here: tmux 3.3a now and then leaves the pane's process a zombie it never reaps.)
             ended = lambda: report.exists() and not running(reaper)  # noqa: E731
-            wait_until(ended, 30, "wiretap did not end", tmux.screen)
+            eventually(ended, "wiretap did not end", 30, tmux.screen)
             after = tmux.screen(joined=True)
         finally:
             tmux.kill_everything()

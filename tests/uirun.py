@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -51,18 +50,6 @@ def ui(path: Path, *extra: str) -> Iterator[str]:
 def get_json(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=30) as response:
         return json.load(response)
-
-
-def wait_until(condition: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-    """Poll ``condition`` until it is truthy (a generous timeout; no assertion about speed)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def exchange(n: int, t: float, error: bool = False) -> list[dict[str, Any]]:
