@@ -25,8 +25,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 def pytest_configure(config: pytest.Config) -> None:
     """Compile wiretap and the test helpers once. The suite starts hundreds of Python processes (taps,
     recorders, replays, scenario peers); where PYTHONDONTWRITEBYTECODE is set (CI here), none of them
-    writes its bytecode, so each one compiled every module it imported again (~0.1-0.2 s a start).
-    Existing bytecode is still read: measured on a subset of the suite, 23.4 -> 20.5 s."""
+    writes its bytecode, so each one compiled every module it imported again; existing bytecode is
+    still read."""
     import compileall
 
     import wiretap

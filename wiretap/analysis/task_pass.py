@@ -1,7 +1,7 @@
 """Task states alone: the one reconstruction the report's analyses make, without the rest of the report.
 
-The replay needs the tasks a recording holds, not its findings, traffic figures or observations;
-running the whole report to get them was most of the start of a large replay.
+The replay needs the tasks a recording holds, not its findings, traffic figures or observations, and
+running the whole report for them would be most of a large replay's start.
 """
 
 from __future__ import annotations

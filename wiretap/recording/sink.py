@@ -10,7 +10,7 @@ full does the pipe fill and the relay wait (``--on-overload block``) or drop (``
 
 The recorder records in the traffic's pauses. Its CPU competes with the relay and the peers for the
 machine's cores, and a burst of work in the middle of a request/response exchange is a latency tail
-for the traffic (measured: on 2 cores the p99 round trip at 200 B fell from 3.4x to 1.4x socat's).
+for the traffic (``bench/`` measures the round trip's tail).
 So what arrives is held until the traffic has paused for ``QUIET`` seconds, and never longer than
 ``HOLD_AT_MOST`` seconds or past ``HOLD_AT_MOST_BYTES``: a relay that stops (or is killed) is
 recorded at once, and a flood is recorded while it flows.

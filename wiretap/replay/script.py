@@ -662,10 +662,10 @@ def _mentions(value: Any, text: str) -> bool:
 def load_script(path: Path, volatile: Volatile | None = None, *, parsed: bool = False) -> Script:
     """Read a recording into a script. Raises NotARecording, UnsupportedFormat or OSError.
 
-    ``parsed``: hold every recorded message parsed, as a replay did before it kept only where each is
-    (for comparing the two)."""
+    ``parsed``: hold every recorded message parsed rather than only where each is (for comparing the
+    two)."""
     # Loading allocates millions of objects that all live on: the cyclic collector would walk the
-    # growing heap again and again for nothing (it halves the start of a large replay).
+    # growing heap again and again for nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -1,9 +1,8 @@
 """Byte pumps: copy a source fd to a destination fd until end of file, telling the recorder about every chunk.
 
-``PumpLoop`` runs the conversation's two directions in one thread, waiting on both, as socat does.
-Measured on 2 cores against a thread per direction, in one run: the 200 B round trip's median fell
-from 1.5x socat's to 1.0x. One thread that is woken in turn by the client and by the server stays on a warm
-core and never waits for the other thread's GIL; two threads each pay a wake-up on a cold one.
+``PumpLoop`` runs the conversation's two directions in one thread, waiting on both, as socat does:
+one thread that is woken in turn by the client and by the server stays on a warm core and never waits
+for the other thread's GIL; two threads each pay a wake-up on a cold one (``bench/`` has the figures).
 
 Writes that would block must not stop the other direction (a client that writes a large request
 before it reads may need the server's answer to flow meanwhile, as it would without wiretap): a

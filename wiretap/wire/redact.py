@@ -183,8 +183,8 @@ def _stop(*_: Any) -> bool:
 
 def may_hold_token_in(data: bytes | bytearray | memoryview) -> bool:
     """The pre-check over raw UTF-8 bytes, many messages at once: False only when ``may_hold_token`` is
-    False for every piece of ``data`` (a line, or any slice of it). Hyperscan reads it once (SIMD, ~3 GB/s
-    here, ~0.2 us a call); the fallback is the scans ``may_hold_token`` makes, on bytes."""
+    False for every piece of ``data`` (a line, or any slice of it). Hyperscan reads it once (SIMD); the
+    fallback is the scans ``may_hold_token`` makes, on bytes."""
     precheck = _precheck()
     if precheck is None:
         return _may_hold_token_scan(bytes(data))
@@ -314,7 +314,7 @@ class Redactor:
         return text, total
 
     def _apply(self, rule: Rule, text: str, places: list[int]) -> tuple[str, int]:
-        """Try ``rule`` only where a match could start near its literals (a scan would cost ~1 µs a character)."""
+        """Try ``rule`` only where a match could start near its literals (a scan from every character would be slow)."""
         pieces: list[str] = []
         done = 0  # text before this is settled
         for found in places:
