@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"wrap"},
     {"export", "scrub", "importers", "schemas", "demo"},
     {"mcp", "ui", "lab"},
-    {"cli", "__main__", "entry"},
+    {"cli", "commands", "__main__", "entry"},
 ]
 
 KNOWN_UPWARD: set[tuple[str, str]] = {

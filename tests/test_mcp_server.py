@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from mcp_sessions import SECRET, SESSION, big_and_unredacted, session_workdir
 
+from wiretap.mcp.assemble import build
 from wiretap.mcp.budget import CAP, WHOLE_STRING_LIMIT
-from wiretap.mcp.command import build
 from wiretap.mcp.protocol import Protocol, Tool, ToolError
 
 REPO_RECORDINGS = Path(__file__).parent.parent / "recordings"

@@ -1,17 +1,13 @@
-"""``wiretap mcp``: the read-only MCP server over stdio (``claude mcp add wiretap -- wiretap mcp``)."""
+"""The MCP server's protocol object: its tools over the folders it may read, and what it tells the agent."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-
-import click
 
 from wiretap import __version__
 from wiretap.mcp import budget
 from wiretap.mcp.protocol import Protocol
 from wiretap.mcp.roots import Roots
-from wiretap.mcp.server import serve
 from wiretap.mcp.tools import Tools
 
 
@@ -28,20 +24,3 @@ def instructions(roots: Roots) -> str:
 def build(cwd: Path, roots: tuple[Path, ...]) -> Protocol:
     found = Roots(cwd, roots)
     return Protocol(Tools(found).all(), {"name": "wiretap", "version": __version__}, instructions(found))
-
-
-@click.command()
-@click.option(
-    "--root",
-    "roots",
-    multiple=True,
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Another folder to read sessions and recordings from (repeatable); "
-    "./wiretap-sessions and ./wiretap-recordings always are.",
-)
-def mcp(roots: tuple[Path, ...]) -> None:
-    """Serve sessions and recordings to an agent over MCP (stdio), read-only.
-
-    Add it to a client with: claude mcp add wiretap -- wiretap mcp
-    """
-    serve(build(Path.cwd(), roots), sys.stdin.buffer, sys.stdout.buffer)
