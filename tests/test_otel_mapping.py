@@ -289,3 +289,22 @@ def test_every_shipped_recording_maps_to_a_span_per_call_notification_and_task_p
 def test_a_stateless_sessions_version_from_request_meta_reaches_its_root_and_notifications() -> None:
     spans = recording_spans(RECORDINGS / "demo.jsonl")  # 2026-07-28: no initialize, the version in each _meta
     assert {s.name: s.attributes.get("mcp.protocol.version") for s in spans} == {s.name: "2026-07-28" for s in spans}
+
+
+def test_two_calls_with_one_id_each_get_a_span_and_the_response_ends_the_first() -> None:
+    header, _, _ = read_all(RECORDINGS / "demo.jsonl")
+    mapper = RecordingMapper(header)
+    mapper.feed(call(0.1, "c2s", {"id": 1, "method": "ping"}))
+    mapper.feed(call(0.2, "c2s", {"id": 1, "method": "tools/list"}))
+    (answered,) = mapper.feed(call(0.3, "s2c", {"id": 1, "result": {}}))
+    assert answered.name == "ping"
+    spans = mapper.finish(None)
+    assert [s.name for s in spans if s.attributes.get("wiretap.unanswered")] == ["tools/list"]
+
+
+def test_an_id_of_one_does_not_answer_a_call_whose_id_is_the_string_one() -> None:
+    header, _, _ = read_all(RECORDINGS / "demo.jsonl")
+    mapper = RecordingMapper(header)
+    mapper.feed(call(0.1, "c2s", {"id": "1", "method": "ping"}))
+    assert mapper.feed(call(0.2, "s2c", {"id": 1, "result": {}})) == []
+    assert mapper.feed(call(0.3, "s2c", {"id": "1", "result": {}}))[0].name == "ping"
