@@ -6,13 +6,14 @@ when a key changes meaning or goes away.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from wiretap.analysis import model
 from wiretap.analysis.activity import Activity
+from wiretap.analysis.behaviour import Behaviour
 from wiretap.analysis.client_rules import ClientRule, describe, poll_rule_for
 from wiretap.analysis.conversation import Conversation, Message, OtherBody
 from wiretap.analysis.exits import ExitWatch
@@ -28,7 +29,7 @@ from wiretap.analysis.poll_schedule import back_off_verdict, poll_schedule
 from wiretap.analysis.questions import Question, QuestionLog, measure, task_questions, touches
 from wiretap.analysis.shutdown import shutdown_verdict
 from wiretap.analysis.startup import Startup
-from wiretap.analysis.stats import Distribution
+from wiretap.analysis.stats import Distribution, median
 from wiretap.analysis.tasks import Task, TaskTracker
 from wiretap.analysis.traffic import Traffic
 from wiretap.plural import plural
@@ -37,7 +38,7 @@ from wiretap.recording.events import Event
 from wiretap.recording.reader import open_recording
 
 CLAUDE_CODE_POLL = poll_rule_for("claude-code")
-__all__ = ["REPORT_FORMAT", "Analysis", "analyse", "build_report", "pattern", "report_recording"]
+__all__ = ["REPORT_FORMAT", "Analysis", "ReportPass", "build_report", "pattern"]
 Limits = tuple[str | None, dict[str, str]]
 """A session's client (its ``clientInfo`` name) and the settings of its limits."""
 LONG_LIVED = frozenset({"subscriptions/listen"})
@@ -76,13 +77,6 @@ def settled(intervals: list[float]) -> list[float]:
     return intervals[start:]
 
 
-def _median(values: list[float]) -> float | None:
-    distribution = Distribution()
-    for value in values:
-        distribution.add(value)
-    return distribution.quantile(0.5) if distribution.count else None
-
-
 def pattern(intervals: list[float]) -> str:
     """Intervals as a person reads them: 0.50, 1.00, 2.00, 4.00, 5.00 ×7 s. A few milliseconds of jitter
     (5 %, at least 5 ms) do not break a run; a run shows its median."""
@@ -104,7 +98,12 @@ class Analysis:
     """Holds every analysis and feeds them in one pass; ``report()`` assembles the model."""
 
     def __init__(
-        self, transport: str = "stdio", keep_rows: int = 0, keep_methods: bool = False, timeline: bool = False
+        self,
+        transport: str = "stdio",
+        keep_rows: int = 0,
+        keep_methods: bool = False,
+        timeline: bool = False,
+        behaviour: bool = False,
     ) -> None:
         self.conversation = Conversation()
         self.findings = Findings()
@@ -133,6 +132,7 @@ class Analysis:
         self.rows_left_out = 0
         self.keep_methods = keep_methods
         self.methods: list[tuple[str, str]] = []
+        self.keep_behaviour = behaviour
         self._row: Callable[[dict[str, Any]], Any] | None = None
         if keep_rows:
             from wiretap.render.timeline import Pairing, row_for
@@ -252,12 +252,21 @@ class Analysis:
             rows_left_out=self.rows_left_out,
             methods=self.methods,
         )
+        if self.keep_behaviour:
+            report.behaviour = self._behaviour()
         if header.get("imported"):
             mark_imported(report, header, self.observed)
         if capped is not None:
             for _, _, verdict in report.verdicts.titled():
                 verdict.verdict += f" {capped_note(capped)}"
         return report
+
+    def _behaviour(self) -> Behaviour:
+        seen = self.observer
+        http = seen.http_traits() if self.transport == "http" else None
+        return Behaviour(
+            seen.handshake(), seen.steps(), seen.server_requests(), http, seen.shutdown(self.client_exited)
+        )
 
     def _client_limits(self) -> ClientLimits:
         handshake = self.observer.handshake()
@@ -318,7 +327,7 @@ class Analysis:
             first_poll_after=_r(times[0] - task.created_at) if times else None,
             intervals=model.Spread(**summary.as_dict()) if summary else None,  # type: ignore[arg-type]
             pattern=pattern(intervals),
-            settled_interval=_r(_median(settled(cadence))),
+            settled_interval=_r(median(settled(cadence))),
             failed_polls=len(task.polls.errors),
             states=[model.StateAt(_f(t), s.raw) for t, s in task.states],
             final_state=task.state.raw if task.state else None,
@@ -330,6 +339,7 @@ class Analysis:
             answers=[model.Via(_f(t), via) for t, via in task.answers],
             median_interval=_r(summary.median) if summary else None,
             poll_schedule=poll_schedule(task, pattern),
+            cadence=cadence,
         )
 
     @staticmethod
@@ -530,6 +540,71 @@ def _f(value: float) -> float:
     return round(value, 3)
 
 
+class ReportPass:
+    """One recording read once: each event fed through every analysis as ``events()`` gives it (a caller
+    that maps the same events, OpenTelemetry, reads them there), then ``report()``. Raises NotARecording /
+    OSError on opening. The options are ``build_report``'s."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        client_exited_monotonic: float | None = None,
+        keep_rows: int = 0,
+        keep_methods: bool = False,
+        clock_origin: float | None = None,
+        timeline: bool = False,
+        wait: float | None = WAIT_FOR_END,
+        limits: Limits | None = None,
+        behaviour: bool = False,
+    ) -> None:
+        self.path = path
+        self.reader = open_recording(path, wait=wait)
+        self.header: Event = self.reader.header
+        analysis = Analysis(str(self.header.get("transport", "stdio")), keep_rows, keep_methods, timeline, behaviour)
+        if limits is not None:
+            analysis.session_client, analysis.limit_settings = limits
+        found = self.header.get("monotonic_origin")
+        origin = float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
+        self.offset = origin - clock_origin if clock_origin is not None and origin is not None else 0.0
+        self.client_exited: float | None = None
+        """The client's exit from a session manifest, on the report's clock."""
+        if client_exited_monotonic is not None and origin is not None:
+            zero = clock_origin if clock_origin is not None else origin
+            self.client_exited = client_exited_monotonic - zero
+            analysis.give_ups.client_exit = self.client_exited
+        self.analysis = analysis
+
+    def __enter__(self) -> ReportPass:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.reader.close()
+
+    def __del__(self) -> None:
+        # A pass opened for errors to surface at once, then dropped unread, still closes its file.
+        if hasattr(self, "reader"):
+            self.reader.close()
+
+    def events(self) -> Iterator[Event]:
+        """The recording's events (as recorded, on its own clock), each fed to the analyses first."""
+        feed, offset = self.analysis.feed, self.offset
+        for event in self.reader.events():
+            feed(event if not offset else {**event, "t": float(event.get("t", 0.0)) + offset})
+            yield event
+
+    def report(self) -> Report:
+        analysis = self.analysis
+        if self.client_exited is not None:
+            analysis.exits.manifest_exit(self.client_exited, "the client exited (session manifest)")
+            analysis.client_exited = self.client_exited
+        report = analysis.report(self.header, str(self.path), len(self.reader.skipped.lines))
+        report.recording.offset = round(self.offset, 6)
+        if not self.reader.completion.complete:
+            report.recording.incomplete = self.reader.completion.describe()
+        return report
+
+
 def build_report(
     path: Path,
     *,
@@ -540,8 +615,10 @@ def build_report(
     timeline: bool = False,
     wait: float | None = WAIT_FOR_END,
     limits: Limits | None = None,
+    behaviour: bool = False,
 ) -> Report:
-    """Stream one recording once through every analysis into the report model. Raises NotARecording / OSError.
+    """Stream one recording once through every analysis into the report model: the one way a report is
+    built (``report.to_dict()`` is its JSON). Raises NotARecording / OSError.
 
     ``client_exited_monotonic``: the client's exit from a session manifest, on the machine's monotonic
     clock; it counts when it comes before every sign of leaving in the traffic. ``keep_rows``: how many
@@ -550,8 +627,9 @@ def build_report(
     monotonic clock (a session's client start): every time in the report is then on that clock. ``wait``:
     how long to wait for a recording still being finished (``open_recording``). ``limits``: the session's
     client and its limit settings, for the findings that judge a start against the client's limit.
+    ``behaviour``: keep what the client did on the wire (``Report.behaviour``), for a behaviour profile.
     """
-    return analyse_into_model(
+    with ReportPass(
         path,
         client_exited_monotonic=client_exited_monotonic,
         keep_rows=keep_rows,
@@ -560,51 +638,8 @@ def build_report(
         timeline=timeline,
         wait=wait,
         limits=limits,
-    )[0]
-
-
-def analyse_into_model(
-    path: Path,
-    *,
-    client_exited_monotonic: float | None = None,
-    keep_rows: int = 0,
-    keep_methods: bool = False,
-    clock_origin: float | None = None,
-    timeline: bool = False,
-    wait: float | None = WAIT_FOR_END,
-    limits: Limits | None = None,
-) -> tuple[Report, Analysis, Event]:
-    """``build_report``, with the analysis behind the report (a behaviour profile reads the same single
-    pass) and the recording's header."""
-    with open_recording(path, wait=wait) as reader:
-        analysis = Analysis(str(reader.header.get("transport", "stdio")), keep_rows, keep_methods, timeline)
-        if limits is not None:
-            analysis.session_client, analysis.limit_settings = limits
-        found = reader.header.get("monotonic_origin")
-        origin = float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
-        offset = origin - clock_origin if clock_origin is not None and origin is not None else 0.0
-        if client_exited_monotonic is not None and origin is not None:
-            zero = clock_origin if clock_origin is not None else origin
-            analysis.give_ups.client_exit = client_exited_monotonic - zero
-        for event in reader.events():
-            analysis.feed(event if not offset else {**event, "t": float(event.get("t", 0.0)) + offset})
-        if client_exited_monotonic is not None and origin is not None:
-            zero = clock_origin if clock_origin is not None else origin
-            analysis.exits.manifest_exit(client_exited_monotonic - zero, "the client exited (session manifest)")
-            analysis.client_exited = client_exited_monotonic - zero
-        report = analysis.report(reader.header, str(path), len(reader.skipped.lines))
-        report.recording.offset = round(offset, 6)
-        if not reader.completion.complete:
-            report.recording.incomplete = reader.completion.describe()
-        return report, analysis, reader.header
-
-
-def report_recording(path: Path, *, client_exited_monotonic: float | None = None) -> dict[str, Any]:
-    """The report JSON of one recording (``build_report(...).to_dict()``). Raises NotARecording / OSError."""
-    return build_report(path, client_exited_monotonic=client_exited_monotonic).to_dict()
-
-
-def analyse(path: Path, *, client_exited_monotonic: float | None = None) -> tuple[dict[str, Any], Analysis, Event]:
-    """The report JSON, the analysis behind it (for a behaviour profile: the same single pass) and the header."""
-    report, analysis, header = analyse_into_model(path, client_exited_monotonic=client_exited_monotonic)
-    return report.to_dict(), analysis, header
+        behaviour=behaviour,
+    ) as one_pass:
+        for _ in one_pass.events():
+            pass
+        return one_pass.report()

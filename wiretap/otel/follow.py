@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from wiretap.analysis.report import report_recording
+from wiretap.analysis.model import Report
+from wiretap.analysis.report import build_report
 from wiretap.otel.endpoint import ENV, Target
 from wiretap.otel.mapping import RecordingMapper
 from wiretap.otel.metrics import Durations
@@ -155,7 +156,7 @@ class Follower:
         tailed.done = True
         tailed.file.close()
         try:
-            report: dict[str, Any] | None = report_recording(tailed.path, client_exited_monotonic=self._client_exit())
+            report: Report | None = build_report(tailed.path, client_exited_monotonic=self._client_exit())
         except (OSError, ValueError):
             report = None
         *spans, root = tailed.mapper.finish(report)

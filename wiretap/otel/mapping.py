@@ -13,6 +13,7 @@ from pathlib import PurePath
 from typing import Any
 
 from wiretap import __version__
+from wiretap.analysis.model import Report
 from wiretap.otel import attributes as attrs
 from wiretap.otel.report_spans import report_spans
 from wiretap.otel.spans import Link, Span, SpanEvent, SpanKind, parse_traceparent, span_id_for, trace_id_for
@@ -316,16 +317,16 @@ class RecordingMapper:
             span.error("no_response", "no response was recorded")
         return span
 
-    def finish(self, report: dict[str, Any] | None) -> list[Span]:
-        """Unanswered calls, task spans and the root; ``report`` is ``report_recording``'s JSON, if any."""
+    def finish(self, report: Report | None) -> list[Span]:
+        """Unanswered calls, task spans and the root; ``report``: the recording's report, if any."""
         done = [self._unanswered(span) for span in self._pending.waiting()]
         self._pending = Pairing()
-        root = self.root_span(report or {})
-        done += report_spans(self, root, report or {})
+        root = self.root_span()
+        done += report_spans(self, root, report)
         done.append(root)
         return done
 
-    def root_span(self, report: dict[str, Any]) -> Span:
+    def root_span(self) -> Span:
         h = self.header
         name = str(h.get("name") or "recording")
         attributes: dict[str, Any] = {
