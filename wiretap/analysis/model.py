@@ -393,7 +393,7 @@ class Report:
     activity: Any = field(default=None, metadata={"json": False})
     """``analysis.activity.Activity``: the traffic per connection, for the timeline."""
     rows: list[Any] = field(default_factory=list, metadata={"json": False})
-    """Timeline rows (``render.timeline.Row``) kept for the HTML page, at most its limit."""
+    """Timeline rows (``analysis.timeline.Row``) kept for the HTML page, at most its limit."""
     rows_left_out: int = field(default=0, metadata={"json": False})
     methods: list[tuple[str, str]] = field(default_factory=list, metadata={"json": False})
     """(direction, method) of every request and notification, in order, when asked for (``check``)."""

@@ -31,6 +31,7 @@ from wiretap.analysis.shutdown import shutdown_verdict
 from wiretap.analysis.startup import Startup
 from wiretap.analysis.stats import Distribution, median
 from wiretap.analysis.tasks import Task, TaskTracker
+from wiretap.analysis.timeline import Pairing, Row, row_for
 from wiretap.analysis.traffic import Traffic
 from wiretap.plural import plural
 from wiretap.recording.complete import WAIT_FOR_END
@@ -128,15 +129,13 @@ class Analysis:
         self.transport = transport
         self.events = 0
         self.keep_rows = keep_rows
-        self.rows: list[Any] = []
+        self.rows: list[Row] = []
         self.rows_left_out = 0
         self.keep_methods = keep_methods
         self.methods: list[tuple[str, str]] = []
         self.keep_behaviour = behaviour
-        self._row: Callable[[dict[str, Any]], Any] | None = None
+        self._row: Callable[[Event], Row] | None = None
         if keep_rows:
-            from wiretap.render.timeline import Pairing, row_for
-
             pairing = Pairing()
             self._row = lambda event: row_for(event, pairing)
 

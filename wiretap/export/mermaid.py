@@ -12,11 +12,11 @@ from urllib.parse import urlsplit
 
 from wiretap.analysis.report import pattern
 from wiretap.analysis.stats import median
+from wiretap.analysis.timeline import ERR, rows
 from wiretap.export.sequence import CLIENT, SERVER, Line, Sequence
 from wiretap.plural import plural
 from wiretap.recording.events import Event
 from wiretap.recording.reader import open_recording
-from wiretap.render.timeline import ERR, rows
 
 REPEATED = 3
 """A method sent this many times in a row (with its answers in between) is drawn once, with a count."""

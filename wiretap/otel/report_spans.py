@@ -4,16 +4,30 @@ belong (the task's span, else the recording's root), and root attributes saying 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from wiretap.analysis.model import FindingRow, QuestionRow, Report, TaskRow
 from wiretap.otel.spans import Span, SpanEvent, SpanKind
 
-if TYPE_CHECKING:
-    from wiretap.otel.mapping import RecordingMapper
+
+class Trace(Protocol):
+    """The ids and the clock of a recording's trace (a ``mapping.RecordingMapper`` is one)."""
+
+    trace_id: bytes
+    root_id: bytes
+    last_t: float
+    """The recording's last time, in its own seconds."""
+    task_refs: dict[str, tuple[float, float, int]]
+    """Tasks calls were about: first and last time, and how many calls."""
+
+    def ns(self, t: float) -> int:
+        """A recording time as Unix nanoseconds."""
+        ...
+
+    def task_span_id(self, task_id: str) -> bytes: ...
 
 
-def report_spans(mapper: RecordingMapper, root: Span, report: Report | None) -> list[Span]:
+def report_spans(mapper: Trace, root: Span, report: Report | None) -> list[Span]:
     tasks: dict[str, Span] = {}
     if report is not None:
         _endings(root, report)
@@ -44,7 +58,7 @@ def _endings(root: Span, report: Report) -> None:
             root.attributes[f"wiretap.{side}.ended_at_s"] = float(ending.t)
 
 
-def _task_span(mapper: RecordingMapper, task: TaskRow) -> Span:
+def _task_span(mapper: Trace, task: TaskRow) -> Span:
     polls = [float(p) for p in task.polls]
     start = float(task.created_at)
     end = float(task.states[-1].t) if task.terminal and task.states else max([start, mapper.last_t])
@@ -74,7 +88,7 @@ def _task_span(mapper: RecordingMapper, task: TaskRow) -> Span:
     )  # fmt: skip
 
 
-def _unreported_task(mapper: RecordingMapper, task_id: str, first: float, last: float, calls: int) -> Span:
+def _unreported_task(mapper: Trace, task_id: str, first: float, last: float, calls: int) -> Span:
     """A task only seen being polled (unknown to the server, or from before the recording began)."""
     attributes: dict[str, Any] = {
         "wiretap.task.id": task_id,
@@ -87,7 +101,7 @@ def _unreported_task(mapper: RecordingMapper, task_id: str, first: float, last: 
     )  # fmt: skip
 
 
-def _question_events(mapper: RecordingMapper, question: QuestionRow) -> list[SpanEvent]:
+def _question_events(mapper: Trace, question: QuestionRow) -> list[SpanEvent]:
     attributes: dict[str, Any] = {
         "wiretap.question.kind": question.kind,
         "wiretap.question.keys": [str(k) for k in question.keys],
@@ -103,7 +117,7 @@ def _question_events(mapper: RecordingMapper, question: QuestionRow) -> list[Spa
     return events
 
 
-def _finding_event(mapper: RecordingMapper, finding: FindingRow) -> SpanEvent:
+def _finding_event(mapper: Trace, finding: FindingRow) -> SpanEvent:
     attributes: dict[str, Any] = {
         "wiretap.finding.code": finding.code,
         "wiretap.finding.severity": finding.severity,

@@ -10,10 +10,10 @@ from array import array
 from pathlib import Path
 from typing import IO, Any
 
+from wiretap.analysis.timeline import ERR, IN, LIFE, OUT, Pairing, Row, row_for
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.follow import open_if_started
 from wiretap.recording.migrate import migrate
-from wiretap.render.timeline import ERR, IN, LIFE, OUT, Pairing, Row, row_for
 from wiretap.wire import jsonrpc
 
 LANES = (IN, OUT, LIFE, ERR)
