@@ -10,8 +10,8 @@ from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from wiretap.analysis.report import pattern
 from wiretap.analysis.stats import median
+from wiretap.analysis.task_rows import pattern
 from wiretap.analysis.timeline import ERR, rows
 from wiretap.export.sequence import CLIENT, SERVER, Line, Sequence
 from wiretap.plural import plural
