@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
+from wiretap.analysis.activity import Activity
 from wiretap.analysis.behaviour import Behaviour
 from wiretap.analysis.states import TERMINAL, a2a_state, mcp_state
+from wiretap.analysis.timeline import Row
 
 REPORT_FORMAT = 1
 
@@ -390,10 +392,10 @@ class Report:
     """The servers whose recordings this report covers (a session); empty for a lone recording."""
     authorization: list[AuthorizationRow] = field(default_factory=list)
     """The OAuth authorization flow each recording shows (a session: one per server that had one)."""
-    activity: Any = field(default=None, metadata={"json": False})
-    """``analysis.activity.Activity``: the traffic per connection, for the timeline."""
-    rows: list[Any] = field(default_factory=list, metadata={"json": False})
-    """Timeline rows (``analysis.timeline.Row``) kept for the HTML page, at most its limit."""
+    activity: Activity | None = field(default=None, metadata={"json": False})
+    """The traffic per connection, for the timeline."""
+    rows: list[Row] = field(default_factory=list, metadata={"json": False})
+    """Timeline rows kept for the HTML page, at most its limit."""
     rows_left_out: int = field(default=0, metadata={"json": False})
     methods: list[tuple[str, str]] = field(default_factory=list, metadata={"json": False})
     """(direction, method) of every request and notification, in order, when asked for (``check``)."""
