@@ -31,9 +31,9 @@ def child(kind: str, path: str) -> None:
             for line in f:
                 json.loads(line)
     elif kind == "report":
-        from wiretap.analysis.report import report_recording
+        from wiretap.analysis.report import build_report
 
-        report_recording(Path(path))
+        build_report(Path(path)).to_dict()
     else:
         from wiretap.otel.export import otlp_lines
         from wiretap.otel.sources import iter_spans_of

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from wiretap.analysis.report import build_report
 from wiretap.recording.events import Header
 from wiretap.recording.writer import encode_event
 
@@ -71,6 +72,23 @@ def test_polls_within_tolerance_pass_and_a_drifting_client_fails_with_evidence(t
     assert any(
         line.startswith(f"FAIL {rules}:4 cancel_on_exit: expected sent, the recording shows not_sent") for line in lines
     )
+
+
+def test_every_interval_is_the_reports_cadence_so_a_question_open_for_no_time_still_counts(tmp_path: Path) -> None:
+    """A question opened and answered in the same instant, at a poll: the report leaves out both intervals
+    around it, and ``check`` judges the same intervals."""
+    path = task_recording(tmp_path / "asked.jsonl", [3.2, 6.2, 10.2, 13.2])
+    lines = path.read_bytes().splitlines(keepends=True)
+    asked = {"id": 50, "method": "elicitation/create", "params": {"message": "go on?"}}
+    for direction, body in (("s2c", asked), ("c2s", {"id": 50, "result": {"action": "accept"}})):
+        event = {"t": 6.2, "kind": "message", "dir": direction, "msg": {"jsonrpc": "2.0", **body}}
+        lines.insert(-4, encode_event(event)[0])
+    path.write_bytes(b"".join(lines))
+    (task,) = build_report(path).tasks
+    assert [round(v, 3) for v in task.cadence] == [3.0]
+    rules = expectations(tmp_path / "e.yaml", "  - poll_interval: {within: 10%, every: true}\n")
+    result = wiretap("check", str(path), "--expect", str(rules))
+    assert result.returncode == 0, result.stdout
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import pytest
 from proxyrun import running_proxy
 from scenarios.modern_http_server import ModernServer
 
-from wiretap.analysis.report import report_recording
+from wiretap.analysis.report import build_report
 
 REPO = Path(__file__).resolve().parent.parent
 OURS = ("header-body-mismatch", "unknown-protocol-version")
@@ -65,7 +65,7 @@ def recorded(path: Path, *exchanges: list[dict[str, Any]]) -> Path:
 
 
 def ours(path: Path) -> list[dict[str, Any]]:
-    return [f for f in report_recording(path)["findings"] if f["code"] in OURS]
+    return [f for f in build_report(path).to_dict()["findings"] if f["code"] in OURS]
 
 
 def test_a_mismatched_mcp_method_is_a_finding_with_both_values_and_the_servers_400_and_32020(tmp_path: Path) -> None:
@@ -322,7 +322,7 @@ def test_through_a_real_proxy_exactly_the_three_mismatches_the_server_refused_ar
         assert abs(finding["times"][0] - request["t"]) <= TOL
         assert abs(finding["times"][1] - answer["t"]) <= TOL
         assert abs(finding["header"]["error_at"] - error["t"]) <= TOL
-    assert [f["code"] for f in report_recording(proxy.recording)["findings"]] == ["header-body-mismatch"] * 3
+    assert [f["code"] for f in build_report(proxy.recording).to_dict()["findings"]] == ["header-body-mismatch"] * 3
 
 
 def test_wiretap_show_gives_a_base64_mcp_name_with_what_it_decodes_to(tmp_path: Path) -> None:

@@ -31,12 +31,9 @@ LAYERS: list[set[str]] = [
     {"cli", "commands", "__main__", "entry"},
 ]
 
-KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("wiretap.analysis.report", "wiretap.render.timeline"),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"wiretap.otel.mapping", "wiretap.otel.report_spans"}),
     frozenset({"wiretap.transports.http", "wiretap.transports.http_exchange"}),
 }
 

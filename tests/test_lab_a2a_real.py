@@ -22,7 +22,7 @@ import pytest
 from proxyrun import running_proxy
 from report_schema import valid_report
 
-from wiretap.analysis.report import report_recording
+from wiretap.analysis.report import build_report
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +73,7 @@ def recorded_run(root: Path, client: list[str]) -> Run:
     assert done.returncode == 0, done.stderr
     origin = json.loads(recording.read_text().splitlines()[0])["monotonic_origin"]
     agent_log = [json.loads(line) for line in log.read_text().splitlines()]
-    return Run(valid_report(report_recording(recording)), json.loads(done.stdout), origin, agent_log)
+    return Run(valid_report(build_report(recording).to_dict()), json.loads(done.stdout), origin, agent_log)
 
 
 @pytest.fixture(scope="module")

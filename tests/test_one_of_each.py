@@ -1,6 +1,7 @@
 """One implementation of each wire concept: request ids become keys in ``wire.jsonrpc`` (``id_key``),
 responses pair with requests there (``Pairing``), and a growing recording is followed by
-``recording.follow``. A second copy elsewhere fails here.
+``recording.follow``. A second copy elsewhere fails here: an id-key function, a pairing map (requests
+waiting per direction and id, or a queue of them per id), or a tail built on a header line read by hand.
 
 ``KNOWN`` lists the copies still to move onto the one implementation; an entry that no longer occurs
 fails as well, so the list only shrinks.
@@ -14,12 +15,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "wiretap"
 ID_KEY_NAMES = {"_id", "_key", "id_key", "canonical_id", "key_of_id"}
 
-KNOWN = {
-    ("id key", "ui/index.py", "_key"),
-    ("id key", "otel/attributes.py", "canonical_id"),
-    ("tail", "ui/index.py", "RecordingReader"),
-    ("tail", "otel/follow.py", "RecordingReader"),
-}
+KNOWN: set[tuple[str, str, str]] = set()
 
 
 def _modules() -> list[tuple[str, ast.Module]]:
@@ -37,6 +33,45 @@ def _id_keys(module: ast.Module) -> list[str]:
     return found
 
 
+def _keys_an_id(node: ast.AST, keyed: set[str]) -> bool:
+    """Whether an expression is an id key: a call of an id-key function, or a name one was stored in."""
+    if isinstance(node, ast.Name):
+        return node.id in keyed
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return name in ID_KEY_NAMES
+    return False
+
+
+def _pairing_maps(module: ast.Module) -> list[str]:
+    """Maps that pair by request id: keyed by (direction, id key), or holding a list of waiters per id key."""
+    keyed = {
+        target.id
+        for node in ast.walk(module)
+        if isinstance(node, ast.Assign) and _keys_an_id(node.value, set())
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found = []
+    for node in ast.walk(module):
+        if isinstance(node, ast.Subscript):
+            owner, key = node.value, node.slice
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            if node.func.attr not in {"get", "pop", "setdefault"}:
+                continue
+            owner, key = node.func.value, node.args[0]
+            queue = node.func.attr == "setdefault" and len(node.args) == 2 and isinstance(node.args[1], ast.List)
+            if queue and _keys_an_id(key, keyed):
+                found.append(ast.unparse(owner))
+                continue
+        else:
+            continue
+        if isinstance(key, ast.Tuple) and any(_keys_an_id(element, keyed) for element in key.elts):
+            found.append(ast.unparse(owner))
+    return found
+
+
 def _tails(module: ast.Module) -> list[str]:
     """A reader built on a first line read by hand: a tail of a recording still being written."""
     return [
@@ -51,12 +86,13 @@ def copies() -> set[tuple[str, str, str]]:
     for name, module in _modules():
         if not name.startswith("wire/"):
             found |= {("id key", name, what) for what in _id_keys(module)}
+            found |= {("pairing", name, what) for what in _pairing_maps(module)}
         if not name.startswith("recording/"):
             found |= {("tail", name, what) for what in _tails(module)}
     return found
 
 
-def test_no_module_outside_wire_keys_ids_and_none_outside_recording_tails_a_recording() -> None:
+def test_no_module_outside_wire_keys_or_pairs_ids_and_none_outside_recording_tails_a_recording() -> None:
     assert copies() - KNOWN == set()
 
 
@@ -67,6 +103,22 @@ def test_every_known_copy_still_exists_so_the_list_only_shrinks() -> None:
 def test_the_guard_finds_an_id_key_written_again() -> None:
     module = ast.parse("import json\ndef _id(value):\n    return json.dumps(value, sort_keys=True)\n")
     assert _id_keys(module) == ["_id"]
+
+
+def test_the_guard_finds_a_pairing_map_keyed_by_direction_and_id() -> None:
+    source = "pending[(direction, canonical_id(msg['id']))] = span\nanswered = pending.pop((d, _key(i)), None)\n"
+    module = ast.parse(source)
+    assert _pairing_maps(module) == ["pending", "pending"]
+
+
+def test_the_guard_finds_a_queue_of_waiting_requests_per_id() -> None:
+    module = ast.parse("def f(self, m):\n    key = id_key(m.get('id'))\n    self.open.setdefault(key, []).append(m)\n")
+    assert _pairing_maps(module) == ["self.open"]
+
+
+def test_the_guard_leaves_a_map_of_progress_tokens_alone() -> None:
+    module = ast.parse("by_token[id_key(token)] = watch\nby_token.pop(id_key(token), None)\n")
+    assert _pairing_maps(module) == []
 
 
 def test_the_guard_finds_a_tail_written_again() -> None:

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from test_otel_mapping import ORIGIN_NS, by_name, call, write_recording
 
+from wiretap.analysis.summarize import summarize_request
 from wiretap.otel import live
 from wiretap.otel.metrics import BOUNDS, Durations
 from wiretap.otel.protobuf import encode_metrics
 from wiretap.otel.sources import recording_spans
-from wiretap.render.summarize import summarize_request
 from wiretap.wrap.transcript import find_transcript, tool_use_ids
 
 HEADER_TP = "00-b53a0affb35524507c2b7b08b0272717-5c58f341bf6c53b5-01"

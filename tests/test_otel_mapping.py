@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from wiretap.analysis.report import report_recording
+from wiretap.analysis.report import build_report
 from wiretap.otel.mapping import RecordingMapper
 from wiretap.otel.sources import map_events, recording_spans, session_spans
 from wiretap.otel.spans import Span, SpanKind, StatusCode, span_id_for
@@ -266,7 +266,7 @@ def truth(path: Path) -> Counter[str]:
         for msg in event["msg"] if isinstance(event.get("msg"), list) else [event.get("msg")]:
             if isinstance(msg, dict) and isinstance(msg.get("method"), str):
                 counts["call" if "id" in msg else "notification"] += 1
-    counts["task"] = len(report_recording(path)["tasks"])
+    counts["task"] = len(build_report(path).tasks)
     return counts
 
 
@@ -289,3 +289,41 @@ def test_every_shipped_recording_maps_to_a_span_per_call_notification_and_task_p
 def test_a_stateless_sessions_version_from_request_meta_reaches_its_root_and_notifications() -> None:
     spans = recording_spans(RECORDINGS / "demo.jsonl")  # 2026-07-28: no initialize, the version in each _meta
     assert {s.name: s.attributes.get("mcp.protocol.version") for s in spans} == {s.name: "2026-07-28" for s in spans}
+
+
+def test_two_calls_with_one_id_each_get_a_span_and_the_response_ends_the_first() -> None:
+    header, _, _ = read_all(RECORDINGS / "demo.jsonl")
+    mapper = RecordingMapper(header)
+    mapper.feed(call(0.1, "c2s", {"id": 1, "method": "ping"}))
+    mapper.feed(call(0.2, "c2s", {"id": 1, "method": "tools/list"}))
+    (answered,) = mapper.feed(call(0.3, "s2c", {"id": 1, "result": {}}))
+    assert answered.name == "ping"
+    spans = mapper.finish(None)
+    assert [s.name for s in spans if s.attributes.get("wiretap.unanswered")] == ["tools/list"]
+
+
+def test_an_id_of_one_does_not_answer_a_call_whose_id_is_the_string_one() -> None:
+    header, _, _ = read_all(RECORDINGS / "demo.jsonl")
+    mapper = RecordingMapper(header)
+    mapper.feed(call(0.1, "c2s", {"id": "1", "method": "ping"}))
+    assert mapper.feed(call(0.2, "s2c", {"id": 1, "result": {}})) == []
+    assert mapper.feed(call(0.3, "s2c", {"id": "1", "result": {}}))[0].name == "ping"
+
+
+def test_the_spans_and_the_report_come_from_one_reading_of_the_recording(monkeypatch: pytest.MonkeyPatch) -> None:
+    import wiretap.analysis.report as report_module
+    import wiretap.otel.sources as sources_module
+
+    opened: list[Path] = []
+    real = report_module.open_recording
+
+    def counting(path: Path, **options: Any) -> Any:
+        opened.append(path)
+        return real(path, **options)
+
+    monkeypatch.setattr(report_module, "open_recording", counting)
+    monkeypatch.setattr(sources_module, "open_recording", counting, raising=False)  # were it read there again
+    spans = recording_spans(RECORDINGS / "slow-poll.jsonl")
+    assert opened == [RECORDINGS / "slow-poll.jsonl"]
+    tasks = [s for s in spans if s.name.startswith("task") and "wiretap.task.polls" in s.attributes]
+    assert tasks and all(s.attributes.get("wiretap.task.reported") is not False for s in tasks)

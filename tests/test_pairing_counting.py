@@ -10,11 +10,11 @@ from typing import Any
 from click.testing import CliRunner
 
 from wiretap.analysis.report import build_report
+from wiretap.analysis.timeline import rows
 from wiretap.cli import cli
 from wiretap.recording.events import Header
 from wiretap.recording.reader import open_recording
 from wiretap.recording.writer import encode_event
-from wiretap.render.timeline import rows
 
 
 class Http:

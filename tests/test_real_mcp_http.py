@@ -38,7 +38,7 @@ from claude import ClaudeRun, offline_env, run_claude, write_mcp_config
 from proxyrun import ProxyRun, running_proxy
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 
-from wiretap.analysis.report import report_recording
+from wiretap.analysis.report import build_report
 from wiretap.recording.events import Event
 from wiretap.wire.mcp_headers import decode_header
 from wiretap.wire.secrets import names_secret
@@ -585,7 +585,7 @@ def test_a_clean_sdk_session_raises_no_header_or_version_finding_in_either_era(s
     era, runs = sdk
     proxy = runs.proxied.proxy
     assert proxy is not None
-    findings = report_recording(proxy.recording)["findings"]
+    findings = build_report(proxy.recording).to_dict()["findings"]
     assert [f for f in findings if f["code"] in ("header-body-mismatch", "unknown-protocol-version")] == []
     if era == "modern":  # the check ran: the base64 Mcp-Name of resources/read decodes to its URI
         [read] = [e for e in runs.proxied.recorded if e.message["method"] == "resources/read"]
@@ -652,7 +652,7 @@ def tasks(fastmcp_tasks_python: Path, tmp_path_factory: pytest.TempPathFactory) 
 def test_a_fastmcp_tasks_session_raises_no_header_or_version_finding(tasks: Pair) -> None:
     proxy = tasks.proxied.proxy
     assert proxy is not None
-    findings = report_recording(proxy.recording)["findings"]
+    findings = build_report(proxy.recording).to_dict()["findings"]
     assert [f for f in findings if f["code"] in ("header-body-mismatch", "unknown-protocol-version")] == []
     assert {e.message["method"] for e in tasks.proxied.recorded if "mcp-method" in e.headers} >= {"tasks/get"}
 
@@ -915,7 +915,7 @@ def test_claude_codes_http_session_raises_no_header_or_version_finding(
 ) -> None:
     _, proxied = claude_http
     assert proxied.run.proxy is not None
-    findings = report_recording(proxied.run.proxy.recording)["findings"]
+    findings = build_report(proxied.run.proxy.recording).to_dict()["findings"]
     assert [f for f in findings if f["code"] in ("header-body-mismatch", "unknown-protocol-version")] == []
 
 

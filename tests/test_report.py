@@ -12,8 +12,9 @@ import pytest
 from click.testing import CliRunner
 from report_schema import valid_report
 
-from wiretap.analysis.report import Analysis, applied_poll_ms
+from wiretap.analysis.report import Analysis
 from wiretap.analysis.stats import EXACT_LIMIT, Distribution
+from wiretap.analysis.task_rows import applied_poll_ms
 from wiretap.cli import cli
 from wiretap.recording.events import Header
 from wiretap.recording.writer import encode_event

@@ -41,7 +41,7 @@ import pytest
 from report_schema import valid_report
 from scenarios import make_recordings
 
-from wiretap.analysis.report import report_recording
+from wiretap.analysis.report import build_report
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "recordings"
@@ -277,14 +277,14 @@ def case(request: pytest.FixtureRequest) -> Case:
     name, source = request.param
     if source == "shipped":
         path = SHIPPED / f"{name}.jsonl"
-        return Case(name, valid_report(report_recording(path)), path, None)
+        return Case(name, valid_report(build_report(path).to_dict()), path, None)
     summary = request.getfixturevalue("live").get(name)
     path = Path(summary["recording"])
-    return Case(name, valid_report(report_recording(path)), path, summary["actual"])
+    return Case(name, valid_report(build_report(path).to_dict()), path, summary["actual"])
 
 
 def shipped(name: str) -> dict[str, Any]:
-    return valid_report(report_recording(SHIPPED / f"{name}.jsonl"))
+    return valid_report(build_report(SHIPPED / f"{name}.jsonl").to_dict())
 
 
 # -- 1. Claude Code 2.1.310 and the 2026-07-28 tasks extension ------------------------------------
@@ -655,7 +655,7 @@ def wiretap_report(path: Path, *options: str) -> str:
 def test_wiretap_report_format_json_prints_the_same_report_for_ci() -> None:
     path = SHIPPED / "cc-ext-form.jsonl"
     printed = json.loads(wiretap_report(path, "--format", "json"))
-    assert printed == report_recording(path)
+    assert printed == build_report(path).to_dict()
     near(printed["questions"][0]["longest_gap"], 39.98, "longest gap")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from taprun import run_tap
 
-from wiretap.analysis.report import report_recording
+from wiretap.analysis.report import build_report
 from wiretap.scrub.rewrite import Scrubber, scrub_recording
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,7 +58,7 @@ def test_a_report_of_the_scrubbed_copy_gives_the_same_verdicts_and_figures(tmp_p
     for original in [raw_recording(tmp_path), *sorted((REPO / "recordings").glob("*.jsonl"))[:6]]:
         copy = tmp_path / f"{original.stem}.copy.jsonl"
         scrub_recording(original, copy, Scrubber())
-        before, after = report_recording(original), report_recording(copy)
+        before, after = build_report(original).to_dict(), build_report(copy).to_dict()
         before["recording"].pop("source"), after["recording"].pop("source")
         assert before == after, original.name
 

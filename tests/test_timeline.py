@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from wiretap.analysis.timeline import Row, rows
 from wiretap.recording.events import Event
 from wiretap.render.console import plain_line
 from wiretap.render.filters import RowFilter, select
-from wiretap.render.timeline import Row, rows
 
 
 def msg(t: float, direction: str, body: dict[str, Any]) -> Event:

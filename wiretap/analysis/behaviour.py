@@ -78,3 +78,15 @@ class Shutdown:
     @property
     def order(self) -> tuple[str, ...]:
         return tuple(step.what for step in self.steps)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What the report's pass saw the client do, for a behaviour profile (``Report.behaviour``)."""
+
+    handshake: Handshake
+    sequence: tuple[Step, ...]
+    server_requests: tuple[ServerRequest, ...]
+    http: HttpTraits | None
+    """Only for an HTTP recording."""
+    shutdown: Shutdown

@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
+from wiretap.analysis.activity import Activity
+from wiretap.analysis.behaviour import Behaviour
 from wiretap.analysis.states import TERMINAL, a2a_state, mcp_state
+from wiretap.analysis.timeline import Row
 
 REPORT_FORMAT = 1
 
@@ -213,6 +216,8 @@ class TaskRow:
     server: str | None = field(default=None, metadata={"omit_none": True})
     poll_schedule: PollSchedule | None = field(default=None, metadata={"omit_none": True})
     """For a polled A2A task: the back-off steps, failed polls and the give-up point."""
+    cadence: list[float] = field(default_factory=list, metadata={"json": False})
+    """The intervals between polls that span no open question: the client's own cadence (``check``)."""
 
     def canonical(self, raw: str) -> str:
         return (a2a_state(raw) if self.protocol == "a2a" else mcp_state(raw)).canonical
@@ -387,29 +392,32 @@ class Report:
     """The servers whose recordings this report covers (a session); empty for a lone recording."""
     authorization: list[AuthorizationRow] = field(default_factory=list)
     """The OAuth authorization flow each recording shows (a session: one per server that had one)."""
-    activity: Any = field(default=None, metadata={"json": False})
-    """``analysis.activity.Activity``: the traffic per connection, for the timeline."""
-    rows: list[Any] = field(default_factory=list, metadata={"json": False})
-    """Timeline rows (``render.timeline.Row``) kept for the HTML page, at most its limit."""
+    activity: Activity | None = field(default=None, metadata={"json": False})
+    """The traffic per connection, for the timeline."""
+    rows: list[Row] = field(default_factory=list, metadata={"json": False})
+    """Timeline rows kept for the HTML page, at most its limit."""
     rows_left_out: int = field(default=0, metadata={"json": False})
     methods: list[tuple[str, str]] = field(default_factory=list, metadata={"json": False})
     """(direction, method) of every request and notification, in order, when asked for (``check``)."""
     parts: list[Report] = field(default_factory=list, metadata={"json": False})
     """A session's report: each server's own report, on the session's clock."""
+    behaviour: Behaviour | None = field(default=None, metadata={"json": False})
+    """What the client did on the wire, when asked for (a behaviour profile)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.metadata.get("json", True)}
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.metadata.get("json", True)}
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """A part of the report as its JSON has it (``to_dict``'s rule: renderer-only fields left out)."""
     if is_dataclass(value) and not isinstance(value, type):
         return {
-            f.name: _plain(getattr(value, f.name))
+            f.name: plain(getattr(value, f.name))
             for f in fields(value)
-            if not (f.metadata.get("omit_none") and getattr(value, f.name) is None)
+            if f.metadata.get("json", True) and not (f.metadata.get("omit_none") and getattr(value, f.name) is None)
         }
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     return value

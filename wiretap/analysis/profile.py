@@ -1,7 +1,8 @@
 """A client's behaviour profile: what it does on the wire, with ids, timestamps and volatile values left out.
 
-Built sans-IO from a recording's events (``ProfileBuilder.feed``) plus the figures of the public report
-JSON (tasks, questions, cancel on exit). ``diff`` compares two profiles and ``compare`` tabulates many.
+Read off the typed report of the one pass (``profile_of``): what the client did (``Report.behaviour``)
+and the report's figures (tasks, questions, cancel on exit). ``diff`` compares two profiles and
+``compare`` tabulates many.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from wiretap.analysis.behaviour import Handshake, HttpTraits, ServerRequest, Shutdown, Step
-from wiretap.analysis.observe import Observer
-from wiretap.recording.events import Event
+from wiretap.analysis.model import Report
 
 
 @dataclass(frozen=True)
@@ -63,68 +63,46 @@ class Profile:
         return data
 
 
-def _tasks(report: dict[str, Any]) -> tuple[TaskTrait, ...]:
+def _tasks(report: Report) -> tuple[TaskTrait, ...]:
     return tuple(
         TaskTrait(
-            design=row.get("design"),
-            tool=row.get("tool"),
-            requested_poll_ms=row.get("requested_poll_ms"),
-            settled_interval=row.get("settled_interval"),
-            pattern=str(row.get("pattern") or ""),
-            final_state=row.get("final_state"),
-            live_at_client_exit=row.get("live_at_client_exit"),
-            cancelled=bool(row.get("cancels")),
+            design=row.design,
+            tool=row.tool,
+            requested_poll_ms=row.requested_poll_ms,
+            settled_interval=row.settled_interval,
+            pattern=row.pattern,
+            final_state=row.final_state,
+            live_at_client_exit=row.live_at_client_exit,
+            cancelled=bool(row.cancels),
         )
-        for row in report.get("tasks") or []
+        for row in report.tasks
     )
 
 
-def _questions(report: dict[str, Any]) -> tuple[QuestionTrait, ...]:
-    return tuple(
-        QuestionTrait(
-            kind=str(q.get("kind")),
-            keys=tuple(q.get("keys") or ()),
-            answered_by=q.get("answered_by"),
-            cancelled_instead=bool(q.get("cancelled_instead")),
-        )
-        for q in report.get("questions") or []
+def _questions(report: Report) -> tuple[QuestionTrait, ...]:
+    return tuple(QuestionTrait(q.kind, tuple(q.keys), q.answered_by, q.cancelled_instead) for q in report.questions)
+
+
+def _latency(report: Report) -> tuple[Latency, ...]:
+    return tuple(Latency(row.method, row.count, float(row.p50_ms)) for row in report.latency)
+
+
+def profile_of(report: Report) -> Profile:
+    """The profile of a report built with ``behaviour=True`` (``build_report``)."""
+    seen = report.behaviour
+    if seen is None:
+        raise ValueError("a behaviour profile needs a report built with behaviour=True")
+    return Profile(
+        name=report.recording.name or "?",
+        transport=report.recording.transport or "?",
+        handshake=seen.handshake,
+        sequence=seen.sequence,
+        server_requests=seen.server_requests,
+        tasks=_tasks(report),
+        questions=_questions(report),
+        cancel_on_exit=report.verdicts.cancel_on_exit.sent,
+        http=seen.http,
+        shutdown=seen.shutdown,
+        findings=tuple(sorted({f.code for f in report.findings})),
+        latency=_latency(report),
     )
-
-
-def _findings(report: dict[str, Any]) -> tuple[str, ...]:
-    return tuple(sorted({str(f.get("code")) for f in report.get("findings") or []}))
-
-
-def _latency(report: dict[str, Any]) -> tuple[Latency, ...]:
-    return tuple(
-        Latency(str(row["method"]), int(row["count"]), float(row["p50_ms"])) for row in report.get("latency") or []
-    )
-
-
-class ProfileBuilder:
-    """Feed a recording's events, then ``profile(header, report)``; or hand it the report's own observer."""
-
-    def __init__(self, observer: Observer | None = None) -> None:
-        self.observer = observer or Observer()
-
-    def feed(self, event: Event) -> None:
-        self.observer.feed(event)
-
-    def profile(self, header: dict[str, Any], report: dict[str, Any], *, client_exited: float | None = None) -> Profile:
-        seen = self.observer
-        cancel = (report.get("verdicts") or {}).get("cancel_on_exit") or {}
-        transport = str(header.get("transport") or "?")
-        return Profile(
-            name=str(header.get("name") or "?"),
-            transport=transport,
-            handshake=seen.handshake(),
-            sequence=seen.steps(),
-            server_requests=seen.server_requests(),
-            tasks=_tasks(report),
-            questions=_questions(report),
-            cancel_on_exit=cancel.get("sent"),
-            http=seen.http_traits() if transport == "http" else None,
-            shutdown=seen.shutdown(client_exited),
-            findings=_findings(report),
-            latency=_latency(report),
-        )

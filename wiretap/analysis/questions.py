@@ -13,6 +13,7 @@ from typing import Any
 
 from wiretap.analysis.conversation import REQUEST, RESPONSE, Message
 from wiretap.analysis.states import INTERRUPTED
+from wiretap.analysis.stats import median
 from wiretap.analysis.tasks import Task, related_task
 
 TASK_INPUT, ELICITATION, INPUT_REQUIRED_RESULT = (
@@ -121,10 +122,7 @@ def measure(question: Question, tasks: list[Task], end: float, windows: list[Que
         gap, start, stop = max(gaps)
         question.longest_gap, question.longest_gap_between = gap, (start, stop)
     outside = [b - a for task in relevant for a, b in pairwise(task.polls.times) if not touches(a, b, windows, end)]
-    if outside:
-        outside.sort()
-        middle = len(outside) // 2
-        question.cadence_outside = outside[middle] if len(outside) % 2 else (outside[middle - 1] + outside[middle]) / 2
+    question.cadence_outside = median(outside)
     if (
         question.cancelled_instead
         and question.closed is not None

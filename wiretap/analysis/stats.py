@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 EXACT_LIMIT = 10_000
@@ -76,3 +77,11 @@ class Distribution:
         if self.count == 0:
             return None
         return Summary(self.count, self.min, self.quantile(0.5), self.quantile(0.95), self.max)
+
+
+def median(values: Iterable[float]) -> float | None:
+    """The median every figure of a report uses (``Distribution``'s); None for no values."""
+    distribution = Distribution()
+    for value in values:
+        distribution.add(value)
+    return distribution.quantile(0.5) if distribution.count else None

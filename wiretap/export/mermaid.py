@@ -4,19 +4,19 @@ messages, with each run of repeated polls collapsed into one line (``tasks/get T
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from wiretap.analysis.report import pattern
+from wiretap.analysis.stats import median
+from wiretap.analysis.task_rows import pattern
+from wiretap.analysis.timeline import ERR, rows
 from wiretap.export.sequence import CLIENT, SERVER, Line, Sequence
 from wiretap.plural import plural
 from wiretap.recording.events import Event
 from wiretap.recording.reader import open_recording
-from wiretap.render.timeline import ERR, rows
 
 REPEATED = 3
 """A method sent this many times in a row (with its answers in between) is drawn once, with a count."""
@@ -62,7 +62,7 @@ def _collapsed(asked: list[Line], answers: list[Line]) -> Iterator[str]:
     label = first.group[-1] if first.group else ""
     # A back-off shows its steps (0.50, 1.00, 2.00, 4.00, 5.00 ×7 s); a steady run its one interval.
     steps = pattern(gaps)
-    every = (f", every {statistics.median(gaps):.2f} s" if "," not in steps else f", intervals {steps}") if gaps else ""
+    every = (f", every {median(gaps) or 0.0:.2f} s" if "," not in steps else f", intervals {steps}") if gaps else ""
     text = f"{first.t:.2f}–{last.t:.2f} s {label} ×{len(asked)}{every}"
     yield _draw(Line(first.t, text, first.arrow, first.frm, first.to))
     if answers:

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from wiretap.analysis.timeline import IN, LIFE, OUT, Row
 from wiretap.recording.events import Direction, Kind
-from wiretap.render.timeline import IN, LIFE, OUT, Row
 
 CLIENT, SERVER = "C", "S"
 POLLS = frozenset({"tasks/get", "GetTask", "ping"})

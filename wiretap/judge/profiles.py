@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wiretap.analysis.profile import Profile, ProfileBuilder
-from wiretap.analysis.report import analyse
+from wiretap.analysis.profile import Profile, profile_of
+from wiretap.analysis.report import build_report
 from wiretap.recording.folders import open_session
 
 
@@ -53,5 +53,4 @@ def load(path: Path) -> Source:
 
 def profile_recording(path: Path, *, client_exited_monotonic: float | None = None) -> Profile:
     """One recording's profile, from the report's single pass over it. Raises NotARecording / OSError."""
-    report, analysis, header = analyse(path, client_exited_monotonic=client_exited_monotonic)
-    return ProfileBuilder(analysis.observer).profile(header, report, client_exited=analysis.client_exited)
+    return profile_of(build_report(path, client_exited_monotonic=client_exited_monotonic, behaviour=True))

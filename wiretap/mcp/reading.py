@@ -1,6 +1,6 @@
 """Timeline rows of recordings and sessions, each with the recording line it came from.
 
-Rows are ``render.timeline`` rows (its pairing and summaries), filtered by ``render.filters``. A
+Rows are ``analysis.timeline`` rows (its pairing and summaries), filtered by ``render.filters``. A
 recording made with ``--no-redact`` (its header says ``"redacted": false``) is redacted here, event by
 event, before anything is matched or returned.
 """
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from wiretap.analysis.timeline import Pairing, Row, row_for
 from wiretap.mcp.protocol import ToolError
 from wiretap.recording.events import Event
 from wiretap.recording.folders import SessionFolder, is_session, open_session
 from wiretap.recording.reader import RecordingReader, open_recording
-from wiretap.render.timeline import Pairing, Row, row_for
 from wiretap.wire.redact import redact_json
 
 Json = dict[str, Any]

@@ -118,11 +118,6 @@ def transport_attributes(header: dict[str, Any], http_version: str | None) -> At
     return attributes
 
 
-def canonical_id(value: object) -> str:
-    """A request id as a pairing key: 1 and "1" are different ids."""
-    return f"{type(value).__name__}:{value}"
-
-
 def traceparent_of(params: dict[str, Any]) -> tuple[bytes, bytes] | None:
     return parse_traceparent(meta_of(params).get("traceparent"))
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from wiretap.analysis.report import report_recording
+from wiretap.analysis.model import Report
+from wiretap.analysis.report import build_report
 from wiretap.otel.endpoint import ENV, Target
 from wiretap.otel.mapping import RecordingMapper
 from wiretap.otel.metrics import Durations
@@ -30,6 +31,7 @@ from wiretap.otel.sender import FLUSH_SECONDS, QUEUE_SPANS, BatchSender
 from wiretap.otel.spans import Span, span_id_for
 from wiretap.recording.events import Event
 from wiretap.recording.folders import SessionFolder, open_session
+from wiretap.recording.follow import complete_lines, open_if_started
 from wiretap.recording.reader import RecordingReader
 
 POLL_SECONDS = 0.1
@@ -47,7 +49,6 @@ class Tailed:
     file: IO[bytes]
     reader: RecordingReader
     mapper: RecordingMapper
-    partial: bytes = b""
     done: bool = False
 
 
@@ -119,24 +120,19 @@ class Follower:
 
     def _open(self, path: Path) -> Tailed | None:
         try:
-            file = path.open("rb")
+            reader = open_if_started(path)
         except OSError:
             return None
-        first = file.readline()
-        if not first.endswith(b"\n"):  # the header is still being written
-            file.close()
-            return None
-        try:
-            reader = RecordingReader(file, path, first)
         except ValueError:
-            file.close()
             self.ignored.add(path)
+            return None
+        if reader is None:
             return None
         if not self.wanted(reader.header):
-            file.close()
+            reader.close()
             self.ignored.add(path)
             return None
-        return Tailed(path, file, reader, self._mapper(reader.header, path))
+        return Tailed(path, reader.file, reader, self._mapper(reader.header, path))
 
     def _mapper(self, header: Event, path: Path) -> RecordingMapper:
         if not self.session:
@@ -147,12 +143,7 @@ class Follower:
     def _read(self, tailed: Tailed) -> bool:
         if tailed.done:
             return False
-        lines: list[bytes] = []
-        while len(lines) < LINES_PER_STEP and (chunk := tailed.file.readline()):
-            tailed.partial += chunk
-            if tailed.partial.endswith(b"\n"):
-                lines.append(tailed.partial)
-                tailed.partial = b""
+        lines = complete_lines(tailed.file, LINES_PER_STEP)
         for event in tailed.reader.events(lines):
             for span in tailed.mapper.feed(event):
                 self.offer(span)
@@ -165,7 +156,7 @@ class Follower:
         tailed.done = True
         tailed.file.close()
         try:
-            report: dict[str, Any] | None = report_recording(tailed.path, client_exited_monotonic=self._client_exit())
+            report: Report | None = build_report(tailed.path, client_exited_monotonic=self._client_exit())
         except (OSError, ValueError):
             report = None
         *spans, root = tailed.mapper.finish(report)

@@ -7,16 +7,19 @@ calls left unanswered, the spans of long-running tasks (from the report) and the
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
 from wiretap import __version__
+from wiretap.analysis.model import Report
 from wiretap.otel import attributes as attrs
 from wiretap.otel.report_spans import report_spans
 from wiretap.otel.spans import Link, Span, SpanEvent, SpanKind, parse_traceparent, span_id_for, trace_id_for
 from wiretap.recording.events import Event
 from wiretap.recording.origin import at, origin_ns
+from wiretap.wire.jsonrpc import Pairing, id_key
 
 MAX_PENDING = 10_000
 """Requests awaiting a response beyond which the oldest is given up on: memory stays bounded under a
@@ -62,9 +65,9 @@ class RecordingMapper:
         self.complete = False
         self._http_version: str | None = None
         self._ordinal = 0
-        self._pending: dict[tuple[str, str], Span] = {}
-        self._progress: dict[str, Span] = {}
-        self._tokens: dict[bytes, str] = {}
+        self._pending: Pairing[Span] = Pairing()
+        self._progress: dict[Hashable, Span] = {}
+        self._tokens: dict[bytes, Hashable] = {}
         """The progress token of each pending request that has one, to forget it in O(1)."""
         self._exchanges: dict[int, _Exchange] = {}
         self._peers = _Peers()
@@ -159,11 +162,10 @@ class RecordingMapper:
             span = self._start(event, msg, method, key)
             if "id" not in msg:
                 return span  # a notification: a zero-length span
-            self._pending[(direction, attrs.canonical_id(msg["id"]))] = span
+            self._pending.open(direction, msg["id"], span, event.get("ex"))
             return self._evict() if len(self._pending) > MAX_PENDING else None
         if "id" in msg and ("result" in msg or "error" in msg):
-            requester = "s2c" if direction == "c2s" else "c2s"
-            answered = self._pending.pop((requester, attrs.canonical_id(msg["id"])), None)
+            answered = self._pending.take(direction, msg["id"], event.get("ex"), error="error" in msg)
             if answered is not None:
                 self._respond(answered, event, msg)
             return answered
@@ -192,8 +194,8 @@ class RecordingMapper:
         header = self._exchange(event).traceparent if event.get("dir") == "c2s" else None
         self._place(span, params, task, header)
         if (token := attrs.meta_of(params).get("progressToken")) is not None and "id" in msg:
-            self._progress[attrs.canonical_id(token)] = span
-            self._tokens[span.span_id] = attrs.canonical_id(token)
+            self._progress[id_key(token)] = span
+            self._tokens[span.span_id] = id_key(token)
         return span
 
     def _span(self, event: Event, name: str, attributes: dict[str, Any], key: str) -> Span:
@@ -236,7 +238,7 @@ class RecordingMapper:
             return
         token = params.get("progressToken")
         if span.attributes.get("mcp.method.name") == "notifications/progress" and token is not None:
-            owner = self._progress.get(attrs.canonical_id(token))
+            owner = self._progress.get(id_key(token))
             if owner is not None:
                 span.trace_id, span.parent_id = owner.trace_id, owner.span_id
 
@@ -270,15 +272,16 @@ class RecordingMapper:
     def _rest(self, event: Event) -> list[Span]:
         rest = event["rest"]
         key = ("rest", str(event.get("ex", self._ordinal)))
+        direction = str(event.get("dir", ""))
         self.a2a = True
         if event.get("dir") == "c2s":
             name, attributes = attrs.a2a_rest_call(rest)
             span = self._span(event, name, attributes, str(self._ordinal))
             task = rest.get("taskId") if isinstance(rest.get("taskId"), str) else None
             self._place(span, {}, task, self._exchange(event).traceparent)  # (c2s only)
-            self._pending[key] = span
+            self._pending.open(direction, key, span)
             return []
-        answered = self._pending.pop(key, None)
+        answered = self._pending.take(direction, key)
         if answered is None:
             return []
         return [self._rest_response(answered, event)]
@@ -300,7 +303,10 @@ class RecordingMapper:
             self._progress.pop(token, None)
 
     def _evict(self) -> Span:
-        span = self._pending.pop(next(iter(self._pending)))
+        oldest = self._pending.first()
+        assert oldest is not None
+        self._pending.close(oldest)
+        span = oldest.item
         self._forget_progress(span)
         return self._unanswered(span)
 
@@ -311,16 +317,16 @@ class RecordingMapper:
             span.error("no_response", "no response was recorded")
         return span
 
-    def finish(self, report: dict[str, Any] | None) -> list[Span]:
-        """Unanswered calls, task spans and the root; ``report`` is ``report_recording``'s JSON, if any."""
-        done = [self._unanswered(span) for span in self._pending.values()]
-        self._pending.clear()
-        root = self.root_span(report or {})
-        done += report_spans(self, root, report or {})
+    def finish(self, report: Report | None) -> list[Span]:
+        """Unanswered calls, task spans and the root; ``report``: the recording's report, if any."""
+        done = [self._unanswered(span) for span in self._pending.waiting()]
+        self._pending = Pairing()
+        root = self.root_span()
+        done += report_spans(self, root, report)
         done.append(root)
         return done
 
-    def root_span(self, report: dict[str, Any]) -> Span:
+    def root_span(self) -> Span:
         h = self.header
         name = str(h.get("name") or "recording")
         attributes: dict[str, Any] = {

@@ -8,34 +8,35 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from wiretap.analysis.report import report_recording
+from wiretap.analysis.model import Report
+from wiretap.analysis.report import ReportPass
 from wiretap.otel.mapping import RecordingMapper
 from wiretap.otel.spans import Span, SpanKind, span_id_for, trace_id_for
 from wiretap.recording.events import Event
 from wiretap.recording.folders import SessionFolder, is_session, open_session
-from wiretap.recording.reader import open_recording
 
 SESSION_IDENTITY = ("kind", "started", "started_monotonic", "client", "client_argv", "cwd")
 
 
-def map_events(mapper: RecordingMapper, events: Iterable[Event], report: dict[str, Any] | None) -> list[Span]:
+def map_events(mapper: RecordingMapper, events: Iterable[Event], report: Report | None) -> list[Span]:
     spans = [span for event in events for span in mapper.feed(event)]
     return spans + mapper.finish(report)
 
 
-def _streamed(path: Path, mapper: Callable[[Event], RecordingMapper], report: dict[str, Any]) -> Iterator[Span]:
-    """Spans as the recording is read: memory holds the calls awaiting a response, not the recording."""
-    with open_recording(path) as reader:
-        recording = mapper(reader.header)
-        for event in reader.events():
+def _streamed(one_pass: ReportPass, mapper: Callable[[Event], RecordingMapper]) -> Iterator[Span]:
+    """Spans as the report's one pass reads the recording: memory holds the calls awaiting a response,
+    not the recording."""
+    with one_pass:
+        recording = mapper(one_pass.header)
+        for event in one_pass.events():
             yield from recording.feed(event)
+        report = one_pass.report()
     yield from recording.finish(report)
 
 
-def iter_recording_spans(path: Path, report: dict[str, Any] | None = None) -> Iterator[Span]:
+def iter_recording_spans(path: Path) -> Iterator[Span]:
     """Raises NotARecording or OSError with a one-line reason (before the first span)."""
-    report = report_recording(path) if report is None else report
-    return _streamed(path, RecordingMapper, report)
+    return _streamed(ReportPass(path), RecordingMapper)
 
 
 def recording_spans(path: Path) -> list[Span]:
@@ -70,8 +71,8 @@ def iter_session_spans(folder: SessionFolder) -> Iterator[Span]:
 
     for _server, path in folder.recordings:
         if path.is_file():
-            report = report_recording(path, client_exited_monotonic=folder.client_exited_monotonic)
-            yield from _streamed(path, functools.partial(mapper, name=path.name), report)
+            one_pass = ReportPass(path, client_exited_monotonic=folder.client_exited_monotonic)
+            yield from _streamed(one_pass, functools.partial(mapper, name=path.name))
     yield session_root_span(folder, mappers)
 
 

@@ -8,9 +8,9 @@ from typing import IO, Protocol
 from rich.console import Console
 from rich.text import Text
 
+from wiretap.analysis.summarize import clip
+from wiretap.analysis.timeline import ERR, IN, LIFE, OUT, Row
 from wiretap.recording.origin import at, utc_ms
-from wiretap.render.summarize import clip
-from wiretap.render.timeline import ERR, IN, LIFE, OUT, Row
 
 _LANE_STYLES = {IN: "cyan", OUT: "green", LIFE: "magenta", ERR: "yellow"}
 TITLE_WIDTH = 26

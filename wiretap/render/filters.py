@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from wiretap.render.timeline import IN, OUT, Row
+from wiretap.analysis.timeline import IN, OUT, Row
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
+from wiretap.analysis.timeline import Pairing, Row, row_for, rows
 from wiretap.errors import BadInput
 from wiretap.recording.events import Event, Kind
 from wiretap.recording.folders import SessionFolder, open_session, recordings_of
@@ -21,7 +22,6 @@ from wiretap.recording.origin import origin_ns
 from wiretap.recording.reader import RecordingReader, open_recording
 from wiretap.render.console import RowPrinter
 from wiretap.render.filters import RowFilter, select
-from wiretap.render.timeline import Pairing, Row, row_for, rows
 
 SERVER_WIDTH = 16
 

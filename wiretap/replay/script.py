@@ -16,7 +16,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from wiretap.replay.keys import default_key, name_key, params_key
 from wiretap.replay.matchers import Request
 from wiretap.replay.source import Source, place_of
 from wiretap.replay.volatile import Volatile
-from wiretap.wire.jsonrpc import id_key, is_notification, is_request, is_response
+from wiretap.wire.jsonrpc import S2C, Pairing, Waiting, id_key, is_notification, is_request, is_response
 
 __all__ = ["Json", "Step", "id_key", "is_notification", "is_request", "is_response"]
 
@@ -401,9 +401,9 @@ class _Loader:
         self.script = script
         self.volatile = volatile
         self.source = source
-        self.open: dict[Hashable, list[Exchange]] = {}
-        self.ids: dict[Exchange, Hashable] = {}
-        """The id of each exchange still open (its message is not kept parsed)."""
+        self.open: Pairing[Exchange] = Pairing()
+        self.ids: dict[Exchange, Waiting[Exchange]] = {}
+        """Where each exchange still open waits (its message is not kept parsed)."""
         self.tokens: dict[Exchange, Any] = {}
         """The progress token of each exchange still open that has one."""
         self.methods: dict[str, str] = {}
@@ -413,7 +413,7 @@ class _Loader:
         self.names: tuple[bytes, ...] | None = None
         """The volatile keys' names that the line may hold (None: any)."""
         self.open_order: list[Exchange] = []
-        self.asked: dict[Hashable, Step] = {}
+        self.asked: Pairing[Step] = Pairing()
         self.http: dict[int, HttpShape] = {}
         self.by_ex: dict[int, Exchange] = {}
         self.sent: dict[str, int] = {}
@@ -505,7 +505,7 @@ class _Loader:
             return
         step = Step(t, message=message, sse=_dict(sse) or None, ex=ex, stored=stored)
         if is_request(message):
-            self.asked[id_key(message.get("id"))] = step
+            self.asked.open(S2C, message.get("id"), step)
             self.script.server_requests.append(step)
         self._server_did(step, ex, message)
 
@@ -531,9 +531,7 @@ class _Loader:
             named = name_key(exchange.method, params)
             if named is not None:
                 self.script.named.setdefault(named, []).append(exchange)
-            request_id = id_key(message.get("id"))
-            self.open.setdefault(request_id, []).append(exchange)
-            self.ids[exchange] = request_id
+            self.ids[exchange] = self.open.open(_C2S, message.get("id"), exchange, ex)
             token = progress_token(message)
             if token is not None:
                 self.tokens[exchange] = token
@@ -543,7 +541,7 @@ class _Loader:
         else:
             item = ClientItem(t, message, http=http, stored=stored)
             if is_response(message):
-                asked = self.asked.pop(id_key(message.get("id")), None)
+                asked = self.asked.take(_C2S, message.get("id"))
                 if asked is not None:
                     asked.answer = ClientAnswer(t, message)
                     item.answers = asked
@@ -553,11 +551,8 @@ class _Loader:
     def _server_answered(
         self, t: float, message: Json, ex: int | None, sse: Any, stored: tuple[Source, int] | None
     ) -> None:
-        waiting = self.open.get(id_key(message.get("id")), ())
-        if ex is None:
-            exchange = waiting[0] if waiting else None
-        else:
-            exchange = next((e for e in waiting if e.ex == ex), waiting[0] if waiting else None)
+        waiting = self.open.find(S2C, message.get("id"), ex)
+        exchange = waiting.item if waiting is not None else None
         if exchange is None:
             exchange = self.by_ex.get(ex) if ex is not None else None
             if exchange is None or exchange.response_t is None:
@@ -607,13 +602,10 @@ class _Loader:
         self.last_sent, self.last_sent_t = (key, self.sent[key]), t
 
     def _close(self, exchange: Exchange) -> None:
-        request_id = self.ids.pop(exchange, None)
+        waiting = self.ids.pop(exchange, None)
         self.tokens.pop(exchange, None)
-        waiting = self.open.get(request_id, []) if request_id is not None else []
-        if exchange in waiting:
-            waiting.remove(exchange)
-            if not waiting:
-                del self.open[request_id]
+        if waiting is not None:
+            self.open.close(waiting)
         if exchange in self.open_order:
             self.open_order.remove(exchange)
 

@@ -10,17 +10,17 @@ from array import array
 from pathlib import Path
 from typing import IO, Any
 
+from wiretap.analysis.timeline import ERR, IN, LIFE, OUT, Pairing, Row, row_for
 from wiretap.recording.events import Direction, Event, Kind
+from wiretap.recording.follow import open_if_started
 from wiretap.recording.migrate import migrate
-from wiretap.recording.reader import NotARecording, RecordingReader
-from wiretap.render.timeline import ERR, IN, LIFE, OUT, Pairing, Row, row_for
+from wiretap.wire import jsonrpc
 
 LANES = (IN, OUT, LIFE, ERR)
 CHUNK = 1 << 18
 """Bytes read per step, so that a large recording is indexed without holding the loop."""
 _LANE_OF = {Direction.C2S.value: 0, Direction.S2C.value: 1}
 _DECODE = json.JSONDecoder().decode
-_OTHER = {Direction.C2S.value: Direction.S2C.value, Direction.S2C.value: Direction.C2S.value}
 
 
 class RecordingIndex:
@@ -43,7 +43,7 @@ class RecordingIndex:
         """Where each row sits in the view's merged order (set by the source)."""
         self.method_names: list[str] = []
         self._method_ids: dict[str, int] = {}
-        self._open: dict[tuple[str, Any], list[tuple[int, Any]]] = {}
+        self._open: jsonrpc.Pairing[int] = jsonrpc.Pairing()
         self._file: IO[bytes] | None = None
         self._lookup: IO[bytes] | None = None
         self._base = 0
@@ -82,21 +82,11 @@ class RecordingIndex:
         return len(self) - before
 
     def _open_file(self) -> bool:
-        try:
-            file = self.path.open("rb")
-        except FileNotFoundError:
+        reader = open_if_started(self.path)
+        if reader is None:
             return False
-        first = file.readline()
-        if not first.endswith(b"\n"):
-            file.close()
-            return False
-        try:
-            reader = RecordingReader(file, self.path, first)
-        except (NotARecording, ValueError):
-            file.close()
-            raise
         self.header, self.version = reader.header, reader.version
-        self._file, self._base = file, len(first)
+        self._file, self._base = reader.file, reader.file.tell()
         return True
 
     def _method_id(self, method: str) -> int:
@@ -158,15 +148,11 @@ class RecordingIndex:
         return lane, int("error" in msg), paired, pair
 
     def _request(self, direction: str, key: Any, row: int, ex: Any) -> None:
-        self._open.setdefault((direction, _key(key)), []).append((row, ex))
+        self._open.open(direction, key, row, ex)
 
     def _response(self, direction: str, key: Any, ex: Any) -> int:
-        waiting = self._open.get((_OTHER.get(direction, ""), _key(key)))
-        if not waiting:
-            return -1
-        match = next((w for w in waiting if ex is not None and w[1] == ex), waiting[0])
-        waiting.remove(match)
-        return match[0]
+        row = self._open.take(direction, key, ex)
+        return -1 if row is None else row
 
     def event(self, row: int) -> Event:
         """The event of row ``row``, read back from the file."""
@@ -188,7 +174,7 @@ class RecordingIndex:
         pairing = Pairing()
         pair = self.pairs[n]
         if pair >= 0 and pair < n and self.methods[pair] >= 0:
-            direction = _OTHER.get(str(event.get("dir", "")), "")
+            direction = jsonrpc.requester_of(str(event.get("dir", "")))
             msg = event.get("msg")
             key = ("rest", event.get("ex")) if "rest" in event else msg.get("id") if isinstance(msg, dict) else None
             pairing.request(direction, key, self.method_names[self.methods[pair]], self.times[pair], event.get("ex"))
@@ -197,13 +183,6 @@ class RecordingIndex:
     @property
     def transport(self) -> str:
         return str((self.header or {}).get("transport", "?"))
-
-
-def _key(key: Any) -> Any:
-    """A hashable id that keeps 1 and "1" apart (as the JSON text would), cheaply for the usual ids."""
-    if type(key) is int or type(key) is str:
-        return (type(key) is int, key)
-    return json.dumps(key)
 
 
 def _int(value: Any) -> int:

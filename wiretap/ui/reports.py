@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from wiretap.analysis.model import QuestionRow, Report, TaskRow, plain
 from wiretap.analysis.report import build_report
 from wiretap.export.lanes import timeline_of
 from wiretap.export.svg import render_svg
@@ -15,27 +17,38 @@ QUIET_SECONDS = 0.3
 """Recompute once traffic pauses this long…"""
 MAX_WAIT_SECONDS = 1.5
 """…or this long after the first change, whichever comes first."""
-_KEPT = ("recording", "messages", "verdicts", "poll_rule", "findings", "latency", "client_exit", "server_exit")
 
 
-def _digest(report: dict[str, Any]) -> dict[str, Any]:
-    """What the page shows of a report: everything but the per-poll times."""
-    kept = {key: report[key] for key in _KEPT if key in report}
-    kept["tasks"] = [
-        {k: v for k, v in task.items() if k not in ("polls", "states")} | {"polls": len(task.get("polls", []))}
-        for task in report.get("tasks", [])
-    ]
-    kept["questions"] = [
-        {k: v for k, v in q.items() if k != "polls_inside"} | {"polls_inside": len(q.get("polls_inside", []))}
-        for q in report.get("questions", [])
-    ]
-    return kept
+def _task(task: TaskRow) -> dict[str, Any]:
+    shown: dict[str, Any] = plain(replace(task, polls=[], states=[]))
+    return shown | {"polls": len(task.polls)}
+
+
+def _question(question: QuestionRow) -> dict[str, Any]:
+    shown: dict[str, Any] = plain(replace(question, polls_inside=[]))
+    return shown | {"polls_inside": len(question.polls_inside)}
+
+
+def _digest(report: Report) -> dict[str, Any]:
+    """What the page shows of a report: everything but the per-poll times (counted instead)."""
+    return {
+        "recording": plain(report.recording),
+        "messages": plain(report.messages),
+        "verdicts": plain(report.verdicts),
+        "poll_rule": report.poll_rule,
+        "findings": plain(report.findings),
+        "latency": plain(report.latency),
+        "client_exit": plain(report.client_exit),
+        "server_exit": plain(report.server_exit),
+        "tasks": [_task(task) for task in report.tasks],
+        "questions": [_question(question) for question in report.questions],
+    }
 
 
 def _one(path: Path, name: str, client_exited: float | None) -> dict[str, Any]:
     try:
         report = build_report(path, client_exited_monotonic=client_exited, timeline=True, wait=None)
-        return {"name": name, "report": _digest(report.to_dict()), "svg": render_svg(timeline_of(report))}
+        return {"name": name, "report": _digest(report), "svg": render_svg(timeline_of(report))}
     except Exception as exc:  # a recording the analyses choke on must not stop the others' reports
         return {"name": name, "error": f"{path.name}: cannot report it: {exc!r}"[:500]}
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from wiretap.analysis.timeline import Row
 from wiretap.recording.folders import MANIFEST, recordings_of
-from wiretap.render.timeline import Row
 from wiretap.ui.index import LANES, RecordingIndex
 
 FOLLOW_SECONDS = 0.1

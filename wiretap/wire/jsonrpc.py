@@ -80,12 +80,18 @@ class Pairing(Generic[T]):
     def __init__(self) -> None:
         self._open: dict[tuple[str, Hashable], list[Waiting[T]]] = {}
         self._by_ex: dict[Any, list[Waiting[T]]] = {}
+        self._count = 0
 
-    def open(self, direction: str, msg_id: Any, item: T, ex: Any = None) -> None:
+    def __len__(self) -> int:
+        return self._count
+
+    def open(self, direction: str, msg_id: Any, item: T, ex: Any = None) -> Waiting[T]:
         waiting = Waiting((direction, id_key(msg_id)), ex, item)
         self._open.setdefault(waiting.key, []).append(waiting)
+        self._count += 1
         if ex is not None:
             self._by_ex.setdefault(ex, []).append(waiting)
+        return waiting
 
     def find(self, response_direction: str, msg_id: Any, ex: Any = None, *, error: bool = False) -> Waiting[T] | None:
         """The request a response answers, left open (see ``close``)."""
@@ -101,6 +107,7 @@ class Pairing(Generic[T]):
         queue = self._open.get(waiting.key, [])
         if waiting in queue:
             queue.remove(waiting)
+            self._count -= 1
         if not queue:
             self._open.pop(waiting.key, None)
         if waiting.ex is not None:
@@ -120,6 +127,10 @@ class Pairing(Generic[T]):
 
     def waiting(self) -> list[T]:
         return [w.item for queue in self._open.values() for w in queue]
+
+    def first(self) -> Waiting[T] | None:
+        """The first request of the id that has waited longest (what a bounded reader gives up on)."""
+        return next((queue[0] for queue in self._open.values()), None)
 
     def in_exchange(self, ex: Any) -> list[Waiting[T]]:
         """The requests still waiting that travelled in exchange ``ex``."""

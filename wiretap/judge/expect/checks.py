@@ -9,11 +9,10 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any
 
 from wiretap.analysis.findings import SEVERITY_ORDER
-from wiretap.analysis.model import FIGURES, FindingRow, QuestionRow, Report, TaskRow
+from wiretap.analysis.model import FIGURES, FindingRow, Report
 from wiretap.plural import plural
 
 
@@ -46,16 +45,6 @@ def _mapping(arg: Any, allowed: set[str], name: str) -> dict[str, Any]:
     return arg
 
 
-def _cadence(task: TaskRow, questions: list[QuestionRow]) -> list[float]:
-    """A task's intervals between polls, leaving out those that span a question put to the user."""
-    windows = [(q.opened, q.closed) for q in questions if q.task in (None, task.id)]
-
-    def spans(a: float, b: float) -> bool:
-        return any(a < (closed if closed is not None else float("inf")) and b > opened for opened, closed in windows)
-
-    return [b - a for a, b in pairwise(task.polls) if not spans(a, b)]
-
-
 def poll_interval(arg: Any, facts: Facts) -> Outcome:
     spec = _mapping(arg, {"within", "median_between", "every"}, "poll_interval")
     tasks = [t for t in facts.report.tasks if t.intervals is not None and t.median_interval is not None]
@@ -75,7 +64,7 @@ def poll_interval(arg: Any, facts: Facts) -> Outcome:
                 failures.append(f"task {task.id}: the server asked for no interval to compare with")
                 continue
             tolerance, wanted = _tolerance(spec["within"]), wanted_ms / 1000
-            observed = _cadence(task, facts.report.questions) if spec.get("every") else [median]
+            observed = task.cadence if spec.get("every") else [median]
             off = [v for v in observed if abs(v - wanted) > tolerance * wanted]
             if off:
                 failures.append(

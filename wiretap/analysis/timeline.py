@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from wiretap.analysis.conversation import describe_body
+from wiretap.analysis.observed_summary import observed_summary
+from wiretap.analysis.summarize import clip, summarize_error, summarize_request, summarize_result
 from wiretap.recording.events import Direction, Event, Kind
-from wiretap.render.observed import observed_summary
-from wiretap.render.summarize import clip, summarize_error, summarize_request, summarize_result
 from wiretap.wire import jsonrpc, mcp_headers
 
 IN, OUT, LIFE, ERR = "IN", "OUT", "---", "ERR"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from wiretap.analysis.summarize import clip
 from wiretap.recording.events import Event
-from wiretap.render.summarize import clip
 
 
 def _took(event: Event) -> str:
