@@ -327,3 +327,13 @@ def test_the_spans_and_the_report_come_from_one_reading_of_the_recording(monkeyp
     assert opened == [RECORDINGS / "slow-poll.jsonl"]
     tasks = [s for s in spans if s.name.startswith("task") and "wiretap.task.polls" in s.attributes]
     assert tasks and all(s.attributes.get("wiretap.task.reported") is not False for s in tasks)
+
+
+def test_over_http_an_error_with_a_null_id_ends_the_call_of_its_own_exchange() -> None:
+    header, _, _ = read_all(RECORDINGS / "demo.jsonl")
+    mapper = RecordingMapper(header)
+    mapper.feed({**call(0.1, "c2s", {"id": 5, "method": "tools/list"}), "ex": 3})
+    mapper.feed({**call(0.1, "c2s", {"id": 6, "method": "ping"}), "ex": 4})
+    error = {"id": None, "error": {"code": -32700, "message": "Parse error"}}
+    (answered,) = mapper.feed({**call(0.2, "s2c", error), "ex": 4})
+    assert answered.name == "ping" and answered.attributes["rpc.response.status_code"] == "-32700"
