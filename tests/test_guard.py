@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 from proxyrun import ProxyRun, running_proxy
 
-from wiretap.http.guard import ConnectionWatch, Guard, Limits, check_request
+from wiretap.wire.http.guard import ConnectionWatch, Guard, Limits, check_request
 
 GUARD = Guard("127.0.0.1", 8123)
 

@@ -9,8 +9,8 @@ import tracemalloc
 
 import pytest
 
-from wiretap.http import wire
-from wiretap.http.wire import BODY, CLOSE, END, ERROR, HEAD, BadMessage, Head, RequestParser, ResponseParser
+from wiretap.wire.http import wire
+from wiretap.wire.http.wire import BODY, CLOSE, END, ERROR, HEAD, BadMessage, Head, RequestParser, ResponseParser
 
 CHUNKED = (
     b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8123\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -223,7 +223,7 @@ def test_a_chunked_or_unframed_response_goes_chunked_to_http_1_1_and_until_close
 
 @pytest.mark.parametrize("redact", [True, False])
 def test_headers_as_json_text_are_the_json_of_the_recorded_headers(redact: bool) -> None:
-    from wiretap.http.headers import HeaderRecorder, recorded_headers
+    from wiretap.wire.http.headers import HeaderRecorder, recorded_headers
 
     samples: list[list[tuple[bytes, bytes]]] = [
         [(b"Host", b"127.0.0.1:1"), (b"Content-Type", b"application/json")],

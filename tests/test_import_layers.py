@@ -16,7 +16,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "wiretap"
 LAYERS: list[set[str]] = [
     {"wiretap", "errors", "files", "plural"},
     {"wire"},
-    {"http"},
     {"recording"},
     {"transports", "forward"},
     {"analysis"},

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from wiretap.http.headers import recorded_headers
 from wiretap.recording.streams import body_message
+from wiretap.wire.http.headers import recorded_headers
 from wiretap.wire.redact import redact_header, redact_text, redact_url
 
 CODE = "6ea2935c-ef9b-412d-8c1c-ab085d8ce446"

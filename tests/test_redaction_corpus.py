@@ -20,9 +20,9 @@ import pytest
 from proxyrun import running_proxy
 from taprun import run_tap
 
-from wiretap.http.headers import recorded_headers
 from wiretap.recording.paths import default_name, safe_name
 from wiretap.recording.streams import StderrStream
+from wiretap.wire.http.headers import recorded_headers
 from wiretap.wire.messages import record_frame
 from wiretap.wire.redact import redact_argv, redact_query, redact_url
 from wiretap.wrap.session import Session

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from wiretap.commands.common import MAX_SIZE_OPTION, OVERLOAD_OPTION, recording_out
-from wiretap.http.guard_options import guard_options, guard_settings
+from wiretap.commands.guard_options import guard_options, guard_settings
 from wiretap.otel.live import follow_recording, otlp_done, otlp_options
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from wiretap.http.guard import is_loopback
+from wiretap.wire.http.guard import is_loopback
 
 _HEAD_LIMIT = 1 << 16
 

@@ -20,12 +20,12 @@ from urllib.parse import urlsplit
 from wiretap.forward.ca import RunCA
 from wiretap.forward.chain import open_via, parent_for
 from wiretap.forward.tls import TlsLayer
-from wiretap.http import wire
-from wiretap.http.guard import Limits
 from wiretap.recording.events import Header
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter
 from wiretap.transports.http import ClientConnection, HttpProxy, ProxyConfig
+from wiretap.wire.http import wire
+from wiretap.wire.http.guard import Limits
 
 MAX_FRONT_HEAD = 1 << 16
 """Bytes of a first request head read before it is answered 431."""

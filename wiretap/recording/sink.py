@@ -31,13 +31,13 @@ from typing import Any
 
 import msgspec
 
-from wiretap.http.encoding import Decompressor
 from wiretap.recording import memory
 from wiretap.recording.channel import Op, Record, RecordDecoder, decode_body
 from wiretap.recording.events import Kind
 from wiretap.recording.spec import StreamSpec
 from wiretap.recording.streams import Lines, RecordStream, body_message, make_stream
 from wiretap.recording.writer import RecordingWriter, encode_event
+from wiretap.wire.http.encoding import Decompressor
 from wiretap.wire.redact import build_precheck_apart
 
 READ_SIZE = 64 << 10

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from wiretap.http.encoding import INFLATED_LIMIT, Decompressor
 from wiretap.recording import memory
 from wiretap.recording.events import Event, Kind
 from wiretap.recording.spec import StreamSpec
 from wiretap.wire.framing import PREVIEW, Cut, Frame, LineFramer
+from wiretap.wire.http.encoding import INFLATED_LIMIT, Decompressor
 from wiretap.wire.messages import are_verbatim_json, is_verbatim_json, record_frame
 from wiretap.wire.redact import LineRedactor, may_hold_token_in, redact_json, redact_text
 from wiretap.wire.sse import SSEDecoder, SSEEvent

@@ -18,12 +18,12 @@ from typing import IO, Any
 
 from aiohttp import web
 
-from wiretap.http.a2a_rest import rest_operation
-from wiretap.http.rewrite import CARD_PATHS
 from wiretap.replay.player import Outlet, Plan, Player, dumps
 from wiretap.replay.script import Json, Step, is_request, is_response
 from wiretap.run.proxy import parse_listen
 from wiretap.wire import jsonrpc
+from wiretap.wire.http.a2a_rest import rest_operation
+from wiretap.wire.http.rewrite import CARD_PATHS
 
 SESSION = "mcp-session-id"
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}

@@ -24,14 +24,14 @@ from urllib.parse import urlsplit
 
 from wiretap.analysis.task_pass import TaskPass
 from wiretap.analysis.tasks import Task
-from wiretap.http.a2a_rest import rest_operation
-from wiretap.http.rewrite import CARD_PATHS
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.reader import open_recording
 from wiretap.replay.keys import default_key, name_key, params_key
 from wiretap.replay.matchers import Request
 from wiretap.replay.source import Source, place_of
 from wiretap.replay.volatile import Volatile
+from wiretap.wire.http.a2a_rest import rest_operation
+from wiretap.wire.http.rewrite import CARD_PATHS
 from wiretap.wire.jsonrpc import S2C, Pairing, Waiting, id_key, is_notification, is_request, is_response
 
 __all__ = ["Json", "Step", "id_key", "is_notification", "is_request", "is_response"]

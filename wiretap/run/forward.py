@@ -20,7 +20,6 @@ from typing import IO
 from wiretap.errors import BadInput, Unavailable
 from wiretap.forward.ca import RunCA
 from wiretap.forward.proxy import ForwardConfig, ForwardProxy, Origin, split_authority
-from wiretap.http.guard import Limits
 from wiretap.recording.cap import DEFAULT_MAX_SIZE
 from wiretap.recording.events import Header, Kind
 from wiretap.recording.paths import DEFAULT_DIR, recording_path, safe_name
@@ -28,6 +27,7 @@ from wiretap.recording.recorder import Recorder
 from wiretap.run.finish import finish_recording
 from wiretap.run.proxy import _loop_factory, _open_writer, _stop_when_stdin_ends, check_listen, parse_listen
 from wiretap.transports.process import EXIT_WITH_STDIN
+from wiretap.wire.http.guard import Limits
 
 NODE_BUNDLE = "node-extra-ca.pem"
 SYSTEM_BUNDLE = "ca-bundle.pem"

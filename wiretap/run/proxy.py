@@ -16,7 +16,6 @@ from typing import IO, cast
 from urllib.parse import urlsplit
 
 from wiretap.errors import BadInput, Unavailable, describe_os_error
-from wiretap.http.guard import Limits, is_loopback
 from wiretap.otel.live import expect_recording
 from wiretap.recording.cap import DEFAULT_MAX_SIZE
 from wiretap.recording.events import Header, Kind
@@ -26,6 +25,7 @@ from wiretap.recording.writer import RecordingWriter, create_unique
 from wiretap.run.finish import finish_recording
 from wiretap.transports.http import HttpProxy, ProxyConfig
 from wiretap.transports.process import EXIT_WITH_STDIN
+from wiretap.wire.http.guard import Limits, is_loopback
 from wiretap.wire.redact import redact_url
 
 

@@ -1,6 +1,6 @@
 """The HTTP reverse proxy: asyncio Protocols that relay bytes, and report every exchange to a recorder.
 
-The sockets are here; what each exchange does is in ``http_exchange``. ``wiretap.http.wire``
+The sockets are here; what each exchange does is in ``http_exchange``. ``wiretap.wire.http.wire``
 (sans-IO, llhttp) finds where messages start and end; bodies pass as they arrived (a chunked body is
 passed on chunked, its payload untouched). Whatever one read produces is handed to the recorder in
 one write, and only then forwarded: nothing reaches a peer before it is on its way to the recording.
@@ -24,12 +24,12 @@ from typing import IO, Any, Protocol, cast
 from yarl import URL
 
 from wiretap.forward.chain import Parent, open_via
-from wiretap.http import wire
-from wiretap.http.guard import ConnectionWatch, Guard, Limits, Refusal, check_request
-from wiretap.http.headers import HeaderRecorder
 from wiretap.recording.events import Event, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.transports.http_exchange import Exchange
+from wiretap.wire.http import wire
+from wiretap.wire.http.guard import ConnectionWatch, Guard, Limits, Refusal, check_request
+from wiretap.wire.http.headers import HeaderRecorder
 from wiretap.wire.redact import redact_query, redact_url
 
 

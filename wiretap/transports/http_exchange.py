@@ -11,13 +11,13 @@ import json
 import ssl
 from typing import TYPE_CHECKING, Any
 
-from wiretap.http import wire
-from wiretap.http.a2a_rest import rest_operation
-from wiretap.http.encoding import decoded
-from wiretap.http.guard import Refusal, gateway_timeout
-from wiretap.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.spec import StreamSpec
+from wiretap.wire.http import wire
+from wiretap.wire.http.a2a_rest import rest_operation
+from wiretap.wire.http.encoding import decoded
+from wiretap.wire.http.guard import Refusal, gateway_timeout
+from wiretap.wire.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
 from wiretap.wire.redact import redact_url
 from wiretap.wire.sse import SSEDecoder
 

@@ -3,7 +3,7 @@ and it must carry the view's token, in its path (``/t/TOKEN/…``, the URL the v
 cookie the first such request sets, so that no other local user can read the recordings.
 
 This defeats DNS rebinding (a hostile name resolving to 127.0.0.1 still sends its own Host) and other
-sites' pages calling in (they send their Origin). Stricter than the proxy's guard (wiretap/http/guard.py),
+sites' pages calling in (they send their Origin). Stricter than the proxy's guard (wiretap/wire/http/guard.py),
 which lets any loopback Origin through to the server it fronts: the view serves recordings, so only its
 own page may read them.
 """

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from wiretap.http.guard import Limits
+from wiretap.wire.http.guard import Limits
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULT = Limits()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import httptools
 
-from wiretap.http.headers import HOP_BY_HOP
+from wiretap.wire.http.headers import HOP_BY_HOP
 
 MAX_HEAD = 64 << 10
 """The largest request or response head (request line or status line and headers) read, in bytes."""
