@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 WIRETAP = ["env", f"PYTHONPATH={Path(wiretap.__file__).resolve().parent.parent}", sys.executable, "-m", "wiretap"]
 TIMEOUT = 120
-CLOSE = 0.003
+CLOSE = 0.005
 """Seconds: how far a reported time may be from the probe's log of it."""
 AFTER_THE_END = 1.0
 """Seconds the session stays open after the task ended, for the client's last turn."""
@@ -91,14 +91,14 @@ def finish(root: Path, events: list[Json]) -> Session:
     return Session(valid_report(json.loads(result.stdout)), float(header["monotonic_origin"]), log, events)
 
 
-def stream_json_session(claude: Path, root: Path, tool: str, arguments: Json) -> Session:
+def stream_json_session(claude: Path, root: Path, tool: str, arguments: Json, *, stop: bool = False) -> Session:
     """One ``-p`` stream-json session with tasks on: the prompt, kept open until the task has ended."""
     project = root / "project"
     project.mkdir(parents=True)
     claude_home(root, project, tasks_in_print_mode=True)
     config = write_mcp_config(root / "mcp.json", {"lab": lab_server(root)})
     name = f"mcp__lab__{tool}"
-    with FakeMessagesAPI([ToolUse(name, arguments)]) as api:
+    with FakeMessagesAPI([ToolUse(name, arguments, stop=stop)]) as api:
         env = claude_env(root, api.url, os.environ, tasks_in_print_mode=True)
         argv = [
             str(claude), "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
@@ -157,6 +157,20 @@ def test_headless_claude_code_cancels_the_probes_task_the_moment_it_asks_for_inp
     [cancel] = task["cancels"]
     assert cancel["via"] == "tasks/cancel" and abs(cancel["t"] - session.t(after)) <= CLOSE
     assert task["cancelled_by_client_at"] == cancel["t"] and task["live_at_client_exit"] is False
+
+
+def test_taskstop_cancels_the_probes_endless_task_twice_in_one_tick_and_it_is_not_live_at_exit(
+    claude_code_bin: Path, tmp_path: Path
+) -> None:
+    session = stream_json_session(claude_code_bin, tmp_path, "endless_task", {"interval_ms": 500}, stop=True)
+    task = session.task()
+    cancels = [e for e in session.log if e.get("method") == "tasks/cancel"]
+    assert len(cancels) == 2 and {e["task"] for e in cancels} == {task["id"]}
+    answered = [e for e in session.log if e["event"] == "sent" and e.get("answer_to") in {c["id"] for c in cancels}]
+    assert len(answered) == 2 and all("error" not in e for e in answered)
+    assert [c["t"] for c in task["cancels"]] == pytest.approx([session.t(e) for e in cancels], abs=CLOSE)
+    assert task["live_at_client_exit"] is False
+    assert session.log[-1] == {**session.log[-1], "how": "SIGINT", "live_tasks": []}
 
 
 def test_plain_print_mode_declares_no_tasks_and_the_probe_answers_inline(claude_code_bin: Path, tmp_path: Path) -> None:

@@ -32,8 +32,8 @@ PEER_SCRIPTS = Path(__file__).resolve().parent / "peer_scripts"
 # The peers' stdio clients pass the server only a few environment variables: name the wiretap under test.
 WIRETAP = ["env", f"PYTHONPATH={Path(wiretap.__file__).resolve().parent.parent}", sys.executable, "-m", "wiretap"]
 TIMEOUT = 120
-CLOSE = 0.003
-"""Seconds: how far a reported time may be from the probe's log of it (ms rounding plus a pipe hop)."""
+CLOSE = 0.005
+"""Seconds: how far a reported time may be from the probe's log of it (ms rounding, a pipe hop under load)."""
 Json = dict[str, Any]
 
 
