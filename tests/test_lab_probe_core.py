@@ -79,7 +79,7 @@ def test_a_legacy_task_completes_on_time_with_a_status_notification_and_tasks_re
     assert result["id"] == 2
     assert result["result"]["content"] == [{"type": "text", "text": "poll_task: completed after 2 s"}]
     assert result["result"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": "lab-1-poll-interval"}
-    assert done.sends[0].related is None and done.sends[1].related == 2
+    assert done.sends[0].related == done.sends[1].related == 2  # both on the held tasks/result stream
 
 
 def test_a_modern_call_with_the_extension_gets_a_flat_task_and_polls_inline_the_result_byte_for_byte() -> None:
@@ -161,7 +161,7 @@ def test_legacy_input_task_asks_on_the_held_tasks_result_stream_and_answers_it_w
     assert roots == {"jsonrpc": "2.0", "id": "lab-ask-2", "method": "roots/list",
                      "params": {"_meta": {"io.modelcontextprotocol/related-task": {"taskId": task_id}}}}  # fmt: skip
     assert form["params"]["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
-    assert [s.related for s in out.sends] == [None, 2, 2]
+    assert [s.related for s in out.sends] == [2, 2, 2]
     answer = line({"jsonrpc": "2.0", "id": "lab-ask-1", "result": {"action": "accept", "content": {"confirm": True}}})
     assert probe.receive(answer, 1.2).sends == []
     error = line({"jsonrpc": "2.0", "id": "lab-ask-2", "error": {"code": -32601, "message": "no roots"}})

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -92,6 +94,22 @@ def test_a_signal_ends_the_probe_cleanly_and_the_log_names_it_and_the_live_task(
     assert read_log(log)[-1] == {**read_log(log)[-1], "how": number.name, "live_tasks": [task["taskId"]]}
 
 
+def test_a_client_that_closes_the_probes_stdout_ends_it_cleanly_saying_so(tmp_path: Path) -> None:
+    log = tmp_path / "probe.jsonl"
+    command = [*SERVE, "--log", str(log)]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        proc.stdin.write(line(0, "initialize", **INIT))
+        proc.stdin.flush()
+        assert proc.wait(TIMEOUT) == 0
+        assert proc.stderr.read() == b""
+        proc.stdin.close()
+    entries = read_log(log)
+    assert entries[-2] == {**entries[-2], "event": "unsent", "answer_to": 0}
+    assert entries[-1] == {**entries[-1], "event": "end", "how": "stdout-closed"}
+
+
 @contextmanager
 def http_probe(log: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     command = [*SERVE, "--http", "127.0.0.1:0", "--log", str(log)]
@@ -137,6 +155,7 @@ def test_over_http_it_prints_its_url_answers_json_streams_progress_and_ends_at_s
         assert result["result"]["content"][0]["text"] == "progress_call: sent 2 progress notifications"
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(url, timeout=TIMEOUT)
+        refused.value.close()
         assert refused.value.code == 405 and refused.value.headers["Allow"] == "POST"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(TIMEOUT) == 0
@@ -144,6 +163,24 @@ def test_over_http_it_prints_its_url_answers_json_streams_progress_and_ends_at_s
     assert entries[0]["event"] == "listening" and entries[0]["url"] == url
     assert [e.get("n") for e in entries if e.get("method") == "notifications/progress"] == [1, 2]
     assert entries[-1] == {**entries[-1], "event": "end", "how": "SIGTERM"}
+
+
+def test_closing_the_connection_of_a_held_http_call_cancels_it_and_the_log_says_so(tmp_path: Path) -> None:
+    log = tmp_path / "probe.jsonl"
+    with http_probe(log) as (url, _):
+        host, port = url.removeprefix("http://").removesuffix("/mcp").rsplit(":", 1)
+        body = line(1, "tools/call", name="slow_call", arguments={"seconds": 600})
+        head = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        head += f"Content-Length: {len(body)}\r\n\r\n"
+        with socket.create_connection((host, int(port)), timeout=TIMEOUT) as client:
+            client.sendall(head.encode() + body)
+            deadline = time.monotonic() + TIMEOUT
+            while not [e for e in read_log(log) if e["event"] == "call"] and time.monotonic() < deadline:
+                time.sleep(0.02)
+        while not [e for e in read_log(log) if e["event"] == "stream-closed"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+    events = [e["event"] for e in read_log(log)]
+    assert events == ["listening", "received", "call", "stream-closed", "end"]
 
 
 def test_a_modern_request_over_http_gets_modern_shapes_and_the_task_extension(tmp_path: Path) -> None:

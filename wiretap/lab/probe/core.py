@@ -355,7 +355,8 @@ class Probe:
         if not task.call.modern:
             status = {"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": self._task_fields(task, now)}
             note = {"event": "sent", "method": "notifications/tasks/status", "task": task.id, "status": state}
-            out.sends.append(Send(status, None, note=note))
+            # On a held tasks/result's stream when there is one (over HTTP the only place for it).
+            out.sends.append(Send(status, task.waiting[0] if task.waiting else None, note=note))
             if state in TERMINAL:
                 for rid in task.waiting:
                     out.extend(self._task_result(rid, task))

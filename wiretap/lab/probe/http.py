@@ -1,7 +1,8 @@
 """The probe over Streamable HTTP (aiohttp), one endpoint at ``/mcp``. A request is answered with JSON
 when its answer is all there is, or with an SSE stream carrying what belongs with it (progress, the
 2025-11-25 questions of a held ``tasks/result``) and then its answer. Notifications and responses get
-202. There is no standalone GET stream (405), so a message tied to no request is logged as unsent."""
+202. There is no standalone GET stream (405), so a message tied to no request is logged as unsent. A client
+that closes a request's connection cancels it (handlers are cancelled on disconnect)."""
 
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ async def serve(host: str, port: int, log_path: Path | None, ready: asyncio.Futu
     probe = HttpProbe(log_path)
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", probe.handle)
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.5)
+    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.5, handler_cancellation=True)
     await runner.setup()
     how = "cancelled"
     try:

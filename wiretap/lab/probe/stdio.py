@@ -5,11 +5,13 @@ the log says which."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from wiretap.lab.probe.core import Send
@@ -19,9 +21,18 @@ CHUNK = 65536
 
 
 class StdioProbe(ProbeLoop):
+    def __init__(self, log_path: Path | None) -> None:
+        super().__init__(log_path)
+        self.gone: Callable[[], None] = lambda: None
+        """Called once stdout is closed: the client went away."""
+
     def deliver(self, send: Send) -> bool:
-        sys.stdout.buffer.write(send.line)
-        sys.stdout.buffer.flush()
+        try:
+            sys.stdout.buffer.write(send.line)
+            sys.stdout.buffer.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.gone()
+            return False
         return True
 
 
@@ -55,8 +66,14 @@ async def serve(log_path: Path | None) -> str:
     ended: asyncio.Future[str] = loop.create_future()
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, _end, ended, signal.Signals(number).name)
+    probe.gone = lambda: _end(ended, "stdout-closed")
     probe.log.write(event="listening", transport="stdio")
     threading.Thread(target=_read_lines, args=(loop, probe, ended), daemon=True).start()
     how = await ended
     probe.finish(how)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    # A closed stdout would fail the interpreter's own flush at exit: point it at /dev/null.
+    if how == "stdout-closed":
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return how
