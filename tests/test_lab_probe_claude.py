@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,10 +70,11 @@ def lab_server(root: Path) -> Json:
     return {"type": "stdio", "command": WIRETAP[0], "args": [*WIRETAP[1:], *tapped, "--log", str(root / "probe.jsonl")]}
 
 
-def ended(log: Path) -> bool:
-    if not log.exists():
-        return False
-    entries = [json.loads(row) for row in log.read_text().splitlines() if row.endswith("}")]
+def logged(log: Path) -> list[Json]:
+    return [json.loads(row) for row in log.read_text().splitlines() if row.endswith("}")] if log.exists() else []
+
+
+def ended(entries: list[Json]) -> bool:
     return any(e["event"] == "sent" and e.get("status") in ("completed", "cancelled", "failed") for e in entries)
 
 
@@ -91,8 +93,17 @@ def finish(root: Path, events: list[Json]) -> Session:
     return Session(valid_report(json.loads(result.stdout)), float(header["monotonic_origin"]), log, events)
 
 
-def stream_json_session(claude: Path, root: Path, tool: str, arguments: Json, *, stop: bool = False) -> Session:
-    """One ``-p`` stream-json session with tasks on: the prompt, kept open until the task has ended."""
+def stream_json_session(
+    claude: Path,
+    root: Path,
+    tool: str,
+    arguments: Json,
+    *,
+    stop: bool = False,
+    until: Callable[[list[Json]], bool] = ended,
+) -> Session:
+    """One ``-p`` stream-json session with tasks on: the prompt, kept open until the probe's log shows
+    ``until`` (by default: the task has ended)."""
     project = root / "project"
     project.mkdir(parents=True)
     claude_home(root, project, tasks_in_print_mode=True)
@@ -112,7 +123,7 @@ def stream_json_session(claude: Path, root: Path, tool: str, arguments: Json, *,
             proc.stdin.write(json.dumps(prompt) + "\n")
             proc.stdin.flush()
             deadline = time.monotonic() + TIMEOUT
-            while not ended(root / "probe.jsonl") and time.monotonic() < deadline and proc.poll() is None:
+            while not until(logged(root / "probe.jsonl")) and time.monotonic() < deadline and proc.poll() is None:
                 time.sleep(0.05)
             time.sleep(AFTER_THE_END)
             stdout, stderr = proc.communicate(input=None, timeout=TIMEOUT)
@@ -171,6 +182,36 @@ def test_taskstop_cancels_the_probes_endless_task_twice_in_one_tick_and_it_is_no
     assert [c["t"] for c in task["cancels"]] == pytest.approx([session.t(e) for e in cancels], abs=CLOSE)
     assert task["live_at_client_exit"] is False
     assert session.log[-1] == {**session.log[-1], "how": "SIGINT", "live_tasks": []}
+
+
+NOT_FOUND_POLLS = 6
+
+
+def not_found(entries: list[Json]) -> list[Json]:
+    return [e for e in entries if e["event"] == "sent" and e.get("error") == -32602]
+
+
+def test_claude_code_keeps_polling_a_forgotten_task_id_and_the_report_counts_every_not_found(
+    claude_code_bin: Path, tmp_path: Path
+) -> None:
+    arguments = {"forget_after_s": 0.5, "interval_ms": 250}
+    session = stream_json_session(
+        claude_code_bin, tmp_path, "forgotten_task", arguments, until=lambda log: len(not_found(log)) >= NOT_FOUND_POLLS
+    )
+    task = session.task()
+    [forgot] = [e for e in session.log if e["event"] == "forgotten"]
+    after = [e for e in session.log if e.get("method") == "tasks/get" and e["mono_ns"] > forgot["mono_ns"]]
+    # Every poll after the server forgot the task was answered "not found", and the client went on asking.
+    assert len(after) == len(not_found(session.log)) >= NOT_FOUND_POLLS
+    assert not [e for e in session.log if e.get("method") == "tasks/cancel"]
+    findings = [f for f in session.report["findings"] if f["code"] == "polling-unknown-task"]
+    [finding] = findings
+    assert finding["task"] == task["id"]
+    # The finding counts the polls after the first "not found", from that answer on.
+    misses = not_found(session.log)
+    assert finding["count"] == len(misses) - 1
+    assert abs(finding["times"][0] - session.t(misses[0])) <= CLOSE
+    assert len(task["polls"]) == len(session.logged_polls(task["id"]))
 
 
 def test_plain_print_mode_declares_no_tasks_and_the_probe_answers_inline(claude_code_bin: Path, tmp_path: Path) -> None:
