@@ -214,6 +214,20 @@ def test_claude_code_keeps_polling_a_forgotten_task_id_and_the_report_counts_eve
     assert len(task["polls"]) == len(session.logged_polls(task["id"]))
 
 
+def test_claude_code_retries_the_probes_failing_polls_and_the_report_counts_them(
+    claude_code_bin: Path, tmp_path: Path
+) -> None:
+    arguments = {"failures": 3, "seconds": 2, "interval_ms": 300}
+    session = stream_json_session(claude_code_bin, tmp_path, "failing_polls_task", arguments)
+    task = session.task()
+    failed = [e for e in session.log if e["event"] == "sent" and e.get("error") == -32603]
+    assert len(failed) == task["failed_polls"] == 3
+    assert task["final_state"] == "completed" and task["requested_poll_ms"] == 300
+    polls = session.logged_polls(task["id"])
+    assert len(polls) == len(task["polls"]) > 3
+    assert all(abs(a - b) <= CLOSE for a, b in zip(task["polls"], polls, strict=True))
+
+
 def test_plain_print_mode_declares_no_tasks_and_the_probe_answers_inline(claude_code_bin: Path, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
