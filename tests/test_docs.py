@@ -17,7 +17,7 @@ import click
 import pytest
 import yaml
 
-from wiretap.cli import cli, is_command
+from wiretap.cli import cli, is_command, routed
 from wiretap.errors import ExitStatus
 
 REPO = Path(__file__).resolve().parent.parent
@@ -210,8 +210,7 @@ def refusal(command: click.Command, name: str, args: list[str], parent: click.Co
 
 
 def check(args: list[str]) -> str | None:
-    if "--" in args and (not args or not is_command(args[0])):
-        args = ["wrap", *args]  # as wiretap.cli.main reads "wiretap [--out DIR] -- CLIENT …"
+    args = routed(args)  # as wiretap.cli.main reads "wiretap [--out DIR] -- CLIENT …"
     top = click.Context(cli, info_name="wiretap")
     if args and args[0].startswith("-"):
         return refusal(cli, "wiretap", args, top)

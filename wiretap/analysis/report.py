@@ -30,6 +30,7 @@ from wiretap.analysis.shutdown import shutdown_verdict
 from wiretap.analysis.startup import Startup
 from wiretap.analysis.stats import Distribution
 from wiretap.analysis.tasks import Task, TaskTracker
+from wiretap.analysis.tool_calls import ToolCalls
 from wiretap.analysis.traffic import Traffic
 from wiretap.plural import plural
 from wiretap.recording.complete import WAIT_FOR_END
@@ -124,6 +125,7 @@ class Analysis:
         self.client_exited: float | None = None
         """From a session manifest, on the recording's clock."""
         self.give_ups = GiveUps()
+        self.tool_calls = ToolCalls()
         self.poll_rule: ClientRule | None = None
         """The poll rule of the client that ran (``client_rules``), once ``report`` has named it."""
         self.transport = transport
@@ -163,6 +165,7 @@ class Analysis:
                 self.tasks.feed(item)
                 self.questions.feed(item)
                 self.give_ups.feed(item, self.conversation)
+                self.tool_calls.feed(item)
             elif isinstance(item, OtherBody):
                 self.traffic.feed_other(item)
 
@@ -251,6 +254,9 @@ class Analysis:
             rows=self.rows,
             rows_left_out=self.rows_left_out,
             methods=self.methods,
+            client=client,
+            client_version=handshake.client_version,
+            calls=self.tool_calls.calls,
         )
         if header.get("imported"):
             mark_imported(report, header, self.observed)
