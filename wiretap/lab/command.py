@@ -23,25 +23,35 @@ def lab() -> None:
     "--http",
     "address",
     metavar="HOST:PORT",
-    default="127.0.0.1:0",
-    show_default=True,
-    help="Where to listen (loopback only); port 0 picks a free one. The URL is printed on stdout.",
+    default=None,
+    help="Serve over HTTP at HOST:PORT (loopback only; port 0 picks a free one) and print the URL on stdout. "
+    "Without it the MCP probe serves stdio; the A2A agent always serves HTTP (default 127.0.0.1:0).",
 )
 @click.option(
     "--log",
     "log_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="The agent's own log: one JSON line per request and answer, wall and monotonic ns.",
+    help="The server's own log (created 0600): one JSON line per message and event, wall and monotonic ns.",
 )
-def serve(a2a: bool, address: str, log_path: Path | None) -> None:
-    """Serve the lab's probe: with --a2a, an A2A agent whose skills are the A2A conditions."""
-    if not a2a:
-        raise BadInput("wiretap lab serve: only --a2a is built on this branch")
+def serve(a2a: bool, address: str | None, log_path: Path | None) -> None:
+    """Serve the lab's probe MCP server (stdio, or Streamable HTTP with --http); with --a2a, the A2A agent."""
+    if a2a:
+        host, port = loopback_address(address or "127.0.0.1:0")
+        from wiretap.lab.a2a.server import serve as serve_a2a
+
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve_a2a(host, port, log_path))
+        return
+    if address is None:
+        from wiretap.lab.probe.stdio import serve as serve_stdio
+
+        asyncio.run(serve_stdio(log_path))
+        return
     host, port = loopback_address(address)
-    from wiretap.lab.a2a.server import serve as serve_a2a
+    from wiretap.lab.probe.http import serve as serve_http
 
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_a2a(host, port, log_path))
+        asyncio.run(serve_http(host, port, log_path))
 
 
 def loopback_address(address: str) -> tuple[str, int]:

@@ -5,38 +5,16 @@ monotonic nanoseconds."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any
 
 from aiohttp import web
 
 from wiretap.errors import Unavailable
 from wiretap.lab.a2a.agent import A2AAgent, Exit, Request
-
-
-class AgentLog:
-    def __init__(self, path: Path | None) -> None:
-        self._file: IO[str] | None = None
-        if path is not None:
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            self._file = os.fdopen(descriptor, "w")
-        self.requests = 0
-
-    def write(self, stamps: tuple[int, int] | None = None, **entry: Any) -> None:
-        """One line; ``stamps`` (wall, monotonic ns) when the moment it records came earlier than now."""
-        if self._file is not None:
-            wall, mono = stamps or (time.time_ns(), time.monotonic_ns())
-            stamped = {"wall_ns": wall, "mono_ns": mono, **entry}
-            self._file.write(json.dumps(stamped, separators=(",", ":")) + "\n")
-            self._file.flush()
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
+from wiretap.lab.log import LabLog as AgentLog
 
 
 class AgentApp:
