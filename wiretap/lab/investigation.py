@@ -253,25 +253,27 @@ class _Builder:
         return row
 
     def _forgotten(self, row: Row, task: TaskRow, settings: dict[str, Any]) -> Row:
-        refused = task.refused
         forget = settings.get("forget_after_s")
-        if isinstance(forget, int | float):
-            row.asked += f" (forgotten at {_s(task.created_at + forget)})"
-        if not refused:
-            row.did = f"no poll refused; the task ended {task.final_state}"
+        if not isinstance(forget, int | float):
+            row.did, row.verdict = f"{task.failed_polls} polls failed", "the server stated no time to forget the task"
+            return row
+        forgotten = task.created_at + forget
+        row.asked += f" (forgotten at {_s(forgotten)})"
+        after = [t for t in task.polls if t >= forgotten]
+        if task.terminal or not after:
+            row.did = f"no poll after the server forgot it; the task was {task.final_state}"
             row.verdict = "never asked for the forgotten id"
             return row
-        first, last = refused[0].t, refused[-1].t
-        later = [t for t in task.polls if t > last]
-        row.evidence = [first, last]
-        row.did = f"{len(refused)} polls refused ({refused[0].error}) from {_s(first)} to {_s(last)}"
-        if later:
-            row.did += f"; {len(later)} more polls after"
-        exit_at = self.report.client_exit.t if self.report.client_exit is not None else None
-        if exit_at is not None and exit_at - last <= 2 * max(task.settled_interval or 0.0, 1.0):
-            row.verdict = f"kept asking {_s(last - first)} after the first refusal, until it left"
+        first, last = after[0], after[-1]
+        row.evidence = [forgotten, first, last]
+        row.did = f"{len(after)} polls for the forgotten id ({task.failed_polls} failed), {_s(first)} to {_s(last)}"
+        client = self.report.client_exit
+        interval = max(task.settled_interval or 0.0, 1.0)
+        if client is not None and client.t - last <= 2 * interval:
+            row.did += f"; the client left at {_s(client.t)}"
+            row.verdict = f"kept asking until it left: {_s(last - forgotten)} after the id was forgotten"
         else:
-            row.verdict = f"gave up {_s(last - first)} after the first refusal ({len(refused)} refused polls)"
+            row.verdict = f"gave up {_s(last - forgotten)} after the id was forgotten ({len(after)} polls)"
         return row
 
     def _failing(self, row: Row, task: TaskRow) -> Row:
@@ -296,7 +298,8 @@ class _Builder:
             sent = f"{len(cancels)} cancels {'at once' if together else ''} at {_s(cancels[0].t)}".replace("  ", " ")
             before = f", {_s(client.t - cancels[0].t)} before the client left" if client is not None else ""
             live = "live" if task.live_at_client_exit else "not live"
-            row.did = f"{sent}{before}; the task ended {task.final_state}, {live} at exit"
+            ended = task.final_state if task.terminal else "its cancel answered"
+            row.did = f"{sent}{before}; {ended}, {live} at exit"
             row.verdict = "stopped during the session (TaskStop), not a cancel on exit"
             return row
         if client is None:

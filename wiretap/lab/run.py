@@ -29,8 +29,9 @@ PRINT = ("-p", "--print")
 QUIET = 3.0
 """Seconds without new traffic to the lab server, once the script is done, before a scripted ``-p`` run's
 stdin is closed (the client then ends its turn)."""
-LONGEST = 120.0
-"""Seconds after the script is done at most before that stdin is closed anyway."""
+LONGEST = 30.0
+"""Seconds after the script is done at most before that stdin is closed anyway (a client that keeps asking
+for a forgotten task would otherwise keep the run going)."""
 STREAM_JSON = ["--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
 """What lets ``claude -p`` run MCP tasks: its input as stream-json, kept open while the tasks run."""
 
@@ -147,6 +148,8 @@ def run_lab(
             api = stack.enter_context(FakeMessagesAPI(script, final_text=lambda _results: "done"))
             claude_home(root, cwd, tasks_in_print_mode=headless)
             client_env = claude_env(root, api.url, env, tasks_in_print_mode=headless)
+            (root / "tmp").mkdir(mode=0o700)
+            client_env["TMPDIR"] = str(root / "tmp")  # where Claude Code keeps its tasks' output
             argv = scripted_argv(argv, steps) if headless else [argv[0], "--strict-mcp-config", *argv[1:]]
         elif headless:
             argv = with_prompt(argv, text, steps)
