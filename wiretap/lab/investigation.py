@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wiretap.analysis.client_rules import Behaviour, ClientRule, rules_for
-from wiretap.analysis.model import QuestionRow, Report, TaskRow, ToolCall
+from wiretap.analysis.model import QuestionRow, Report, TaskRow, ToolCall, Via
 from wiretap.analysis.report import AT_ONCE, CANCEL_BEFORE_EXIT
 from wiretap.errors import BadInput
 from wiretap.lab.conditions import BY_NAME, BY_TOOL, CONDITIONS, LAB_META, Condition, Kind
@@ -268,7 +268,7 @@ class _Builder:
         row.evidence = [forgotten, first, last]
         row.did = f"{len(after)} polls for the forgotten id ({task.failed_polls} failed), {_s(first)} to {_s(last)}"
         client = self.report.client_exit
-        interval = max(task.settled_interval or 0.0, 1.0)
+        interval = task.median_interval or task.settled_interval or 1.0
         if client is not None and client.t - last <= 2 * interval:
             row.did += f"; the client left at {_s(client.t)}"
             row.verdict = f"kept asking until it left: {_s(last - forgotten)} after the id was forgotten"
@@ -290,12 +290,15 @@ class _Builder:
     def _endless(self, row: Row, task: TaskRow) -> Row:
         client = self.report.client_exit
         server = self.server_exit(task.server)
-        cancels = task.cancels
+        refused = [r for r in task.refused if "cancel" in r.via]
+        cancels = sorted([*task.cancels, *(Via(r.t, r.via) for r in refused)], key=lambda c: c.t)
         row.evidence = [c.t for c in cancels] + ([client.t] if client is not None else [])
         rule = self.rule(Behaviour.EXIT_WITH_TASK)
         if cancels and (client is None or client.t - cancels[0].t > CANCEL_BEFORE_EXIT):
             together = len(cancels) > 1 and cancels[-1].t - cancels[0].t <= SAME_TICK
             sent = f"{len(cancels)} cancels {'at once' if together else ''} at {_s(cancels[0].t)}".replace("  ", " ")
+            if refused:
+                sent += f" ({len(refused)} refused: the task had ended)"
             before = f", {_s(client.t - cancels[0].t)} before the client left" if client is not None else ""
             live = "live" if task.live_at_client_exit else "not live"
             ended = task.final_state if task.terminal else "its cancel answered"
