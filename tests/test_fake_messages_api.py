@@ -123,7 +123,7 @@ def test_a_step_not_marked_stop_is_left_running_in_the_background() -> None:
 def test_the_background_task_id_is_read_from_claude_code_2_1_332s_mcp_task_wording() -> None:
     text = (
         'MCP tool "wiretap-lab/endless_task" started server-side task lab-5-until-cancelled. It was moved to the '
-        'background as task kjq7m7uti and keeps running on the server; To stop it, use TaskStop with task_id '
+        "background as task kjq7m7uti and keeps running on the server; To stop it, use TaskStop with task_id "
         '"kjq7m7uti"'
     )
     assert background_task_id({"content": [{"type": "text", "text": text}]}) == "kjq7m7uti"
