@@ -158,7 +158,10 @@ def run_lab(
             raise BadInput(f"wiretap lab: {'; '.join(session.discovery.skipped)}")
         session.discovery.servers = [s for s in session.discovery.servers if s.name != SERVER]
         session.discovery.servers.insert(0, lab_server())
-        session.manifest["lab"] = {"conditions": [s.condition.name for s in steps], "scripted": scripted}
+        session.manifest["lab"] = {
+            "conditions": list(dict.fromkeys(s.condition.name for s in steps)),
+            "scripted": scripted,
+        }
         if scripted:
             session.inherit_env = False
         if scripted and headless and api is not None:
