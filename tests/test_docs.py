@@ -252,6 +252,8 @@ def synopses() -> Iterator[tuple[str, str]]:
 def synopsis_refusal(text: str) -> str | None:
     """An option the synopsis names that its command does not take; None when there is none."""
     words = text.split()[1:]
+    if words[:1] == ["lab"]:
+        words = routed(words)  # "wiretap lab [OPTIONS] -- CLIENT …" is the lab's run command
     if "--" in words:
         words = words[: words.index("--")]  # the client's or server's own arguments follow
     top = click.Context(cli, info_name="wiretap")
@@ -306,6 +308,7 @@ def test_the_command_check_refuses_what_wiretap_refuses(args: list[str], why: st
     [
         ["--out", "my-session", "--", "claude", "-p", "x", "--allowedTools", "y"],
         ["replay", "rec.jsonl", "--as", "client", "--", "python", "-m", "my_server"],
+        ["lab", "--scripted", "--conditions", "progress", "--", "claude", "-p"],
         ["import", "claude-code", "--session", "abc"],
         ["--version"],
     ],

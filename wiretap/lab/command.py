@@ -114,7 +114,10 @@ def run(scripted: bool, conditions_text: str | None, out: Path | None, fmt: str,
     except ClientNotStarted as exc:
         click.echo(f"wiretap: {exc}", err=True)
         sys.exit(exc.status)
-    click.echo(investigation_of(folder, conditions_text, fmt), nl=False)
+    try:
+        click.echo(investigation_of(folder, conditions_text, fmt), nl=False)
+    except BadInput as exc:  # the client never started the lab server: nothing was recorded
+        click.echo(f"wiretap lab: no investigation: {exc}", err=True)
     exit_like(returncode)
 
 

@@ -34,7 +34,7 @@ WALK: tuple[Step, ...] = (
     Step(BY_NAME["input-required"], {"after_s": 1}, why="a question: answer the form"),
     Step(BY_NAME["forgotten-task"], {"forget_after_s": 2}, why="a task id the server forgets"),
     Step(BY_NAME["failing-polls"], {"failures": 2, "seconds": 3}, why="polls that fail"),
-    Step(BY_NAME["until-cancelled"], {}, stop=True, why="a task that runs until it is stopped: stop it"),
+    Step(BY_NAME["until-cancelled"], {}, stop=True, why="a task that runs until it is stopped"),
     Step(BY_NAME["progress"], {"count": 4, "every_s": 0.5}, why="progress notifications"),
     Step(BY_NAME["slow-answer"], {"seconds": 3}, why="an inline answer that takes a while"),
 )
