@@ -120,10 +120,11 @@ def test_a_step_not_marked_stop_is_left_running_in_the_background() -> None:
         assert background_task_id(background_result(0, "b7x2k9")) == "b7x2k9"
 
 
-def test_the_background_task_id_is_read_from_claude_code_2_1_332s_mcp_task_wording() -> None:
+def test_the_background_task_id_is_read_from_the_print_mode_wording_too() -> None:
+    # Claude Code 2.1.332 in -p stream-json, for an MCP task (seen against wiretap lab serve).
     text = (
-        'MCP tool "wiretap-lab/endless_task" started server-side task lab-5-until-cancelled. It was moved to the '
-        "background as task kjq7m7uti and keeps running on the server; To stop it, use TaskStop with task_id "
-        '"kjq7m7uti"'
+        'MCP tool "lab/endless_task" started server-side task lab-1-until-cancelled. It was moved to the '
+        "background as task kmcjlohwv and keeps running on the server; "
+        'To stop it, use TaskStop with task_id "kmcjlohwv"'
     )
-    assert background_task_id({"content": [{"type": "text", "text": text}]}) == "kjq7m7uti"
+    assert background_task_id({"content": [{"type": "text", "text": text}]}) == "kmcjlohwv"

@@ -33,7 +33,7 @@ from typing import Any
 Json = dict[str, Any]
 SIDE_TEXT = "OK"
 STOP_TOOL = "TaskStop"
-_BACKGROUND = re.compile(r"moved to the background as task(?: ID)?[:\s]*[`'\"]?([\x21-\x7e]+?)[`'\".,]?(?:\s|$)")
+_BACKGROUND = re.compile(r"moved to the background as task (?:ID)?[:\s]*[`'\"]?([\x21-\x7e]+?)[`'\".,]?(?:\s|$)")
 
 
 @dataclass(frozen=True)

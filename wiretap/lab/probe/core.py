@@ -160,18 +160,19 @@ class Probe:
                 data = {"supported": list(shapes.SUPPORTED), "requested": version}
                 return self._error(rid, -32022, "Unsupported protocol version", True, data=data)
         if method == "server/discover":
-            return self._result(rid, shapes.discover(), True)
+            return self._result(rid, {**shapes.discover(), **shapes.CACHE}, True)
         if method == "initialize":
             asked = params.get("protocolVersion")
             self.legacy_version = asked if asked in (LEGACY, "2025-06-18", "2025-03-26") else LEGACY
             return self._result(rid, shapes.initialize(self.legacy_version), False)
         if method == "ping":
             return self._result(rid, {}, modern)
+        cache = shapes.CACHE if modern else {}
         if method == "tools/list":
-            return self._result(rid, {"tools": shapes.tools(legacy=not modern)}, modern)
+            return self._result(rid, {"tools": shapes.tools(legacy=not modern), **cache}, modern)
         if method in ("prompts/list", "resources/list", "resources/templates/list"):
             key = {"prompts/list": "prompts", "resources/list": "resources"}.get(method, "resourceTemplates")
-            return self._result(rid, {key: []}, modern)
+            return self._result(rid, {key: [], **cache}, modern)
         if method == "subscriptions/listen":
             return self._listen(rid, params)
         if method == "tools/call":

@@ -17,6 +17,8 @@ CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 SERVER_INFO = {"name": "wiretap-lab", "version": "1.0.0"}
 TTL_MS = 3_600_000
+CACHE = {"ttlMs": 0, "cacheScope": "private"}
+"""2026-07-28 cacheable results (discover, the lists) must say how long they may be cached: not at all."""
 INSTRUCTIONS = (
     "The wiretap lab's probe: each tool is one condition of a client-behaviour investigation. "
     "Call each tool exactly as its description says."
