@@ -17,7 +17,7 @@ import click
 import pytest
 import yaml
 
-from wiretap.cli import cli, is_command
+from wiretap.cli import cli, is_command, routed
 from wiretap.errors import ExitStatus
 
 REPO = Path(__file__).resolve().parent.parent
@@ -210,8 +210,7 @@ def refusal(command: click.Command, name: str, args: list[str], parent: click.Co
 
 
 def check(args: list[str]) -> str | None:
-    if "--" in args and (not args or not is_command(args[0])):
-        args = ["wrap", *args]  # as wiretap.cli.main reads "wiretap [--out DIR] -- CLIENT …"
+    args = routed(args)  # as wiretap.cli.main reads "wiretap [--out DIR] -- CLIENT …"
     top = click.Context(cli, info_name="wiretap")
     if args and args[0].startswith("-"):
         return refusal(cli, "wiretap", args, top)
@@ -253,6 +252,8 @@ def synopses() -> Iterator[tuple[str, str]]:
 def synopsis_refusal(text: str) -> str | None:
     """An option the synopsis names that its command does not take; None when there is none."""
     words = text.split()[1:]
+    if words[:1] == ["lab"]:
+        words = routed(words)  # "wiretap lab [OPTIONS] -- CLIENT …" is the lab's run command
     if "--" in words:
         words = words[: words.index("--")]  # the client's or server's own arguments follow
     top = click.Context(cli, info_name="wiretap")
@@ -307,6 +308,7 @@ def test_the_command_check_refuses_what_wiretap_refuses(args: list[str], why: st
     [
         ["--out", "my-session", "--", "claude", "-p", "x", "--allowedTools", "y"],
         ["replay", "rec.jsonl", "--as", "client", "--", "python", "-m", "my_server"],
+        ["lab", "--scripted", "--conditions", "progress", "--", "claude", "-p"],
         ["import", "claude-code", "--session", "abc"],
         ["--version"],
     ],

@@ -135,9 +135,18 @@ def wrap(
     exit_like(returncode)
 
 
+def routed(args: list[str]) -> list[str]:
+    """The arguments as the commands take them: ``wiretap [--out DIR] -- claude …`` is the wrap command
+    without its name, ``wiretap lab [OPTIONS] -- claude …`` the lab's run command."""
+    if "--" in args and (not args or not is_command(args[0])):
+        return ["wrap", *args]
+    if args[:1] == ["lab"] and "--" in args:
+        from wiretap.lab.command import routed as lab_routed
+
+        return ["lab", *lab_routed(args[1:])]
+    return args
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    # "wiretap [--out DIR] -- claude …" is the wrap command without its name.
-    if "--" in args and (not args or not is_command(args[0])):
-        args = ["wrap", *args]
-    cli(args=args, prog_name="wiretap")
+    cli(args=routed(args), prog_name="wiretap")

@@ -373,6 +373,31 @@ class FindingRow:
 
 
 @dataclass
+class ToolCall:
+    """One ``tools/call`` as the wire shows it (``analysis.tool_calls``)."""
+
+    t: float
+    id: Any
+    tool: str
+    arguments: dict[str, Any]
+    declared_tasks: bool
+    """The call said the client takes a task for an answer (``params.task`` or the tasks extension)."""
+    progress_token: bool
+    answered_at: float | None = None
+    outcome: str = "unanswered"
+    """``inline``, ``task``, ``error`` or ``unanswered``."""
+    task: str | None = None
+    error: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    """The ``_meta`` of the answer (a task's and the result's, merged)."""
+    progress: list[float] = field(default_factory=list)
+    progress_count: int = 0
+    cancelled_at: float | None = None
+    """When the client sent ``notifications/cancelled`` for it."""
+    server: str | None = None
+
+
+@dataclass
 class Report:
     """One recording's (or one session's) report. Fields marked ``json: False`` in their metadata are for
     renderers only (the traffic the timeline draws, the rows the HTML page lists)."""
@@ -403,6 +428,11 @@ class Report:
     """A session's report: each server's own report, on the session's clock."""
     behaviour: Behaviour | None = field(default=None, metadata={"json": False})
     """What the client did on the wire, when asked for (a behaviour profile)."""
+    client: str | None = field(default=None, metadata={"json": False})
+    """The client that ran: its ``clientInfo`` name, else the session's wrapped client."""
+    client_version: str | None = field(default=None, metadata={"json": False})
+    calls: list[ToolCall] = field(default_factory=list, metadata={"json": False})
+    """Every ``tools/call`` (at most ``tool_calls.MAX_CALLS`` per recording)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.metadata.get("json", True)}

@@ -31,6 +31,7 @@ from wiretap.analysis.startup import Startup
 from wiretap.analysis.task_rows import question_row, rounded, rounded_t, task_row
 from wiretap.analysis.tasks import Task, TaskTracker
 from wiretap.analysis.timeline import Pairing, Row, row_for
+from wiretap.analysis.tool_calls import ToolCalls
 from wiretap.analysis.traffic import Traffic
 from wiretap.analysis.verdicts import cancel_verdict, capped_note, poll_verdict, question_verdict
 from wiretap.recording.complete import WAIT_FOR_END
@@ -75,6 +76,7 @@ class Analysis:
         self.client_exited: float | None = None
         """From a session manifest, on the recording's clock."""
         self.give_ups = GiveUps()
+        self.tool_calls = ToolCalls()
         self.poll_rule: ClientRule | None = None
         """The poll rule of the client that ran (``client_rules``), once ``report`` has named it."""
         self.transport = transport
@@ -113,6 +115,7 @@ class Analysis:
                 self.tasks.feed(item)
                 self.questions.feed(item)
                 self.give_ups.feed(item, self.conversation)
+                self.tool_calls.feed(item)
             elif isinstance(item, OtherBody):
                 self.traffic.feed_other(item)
 
@@ -201,6 +204,9 @@ class Analysis:
             rows=self.rows,
             rows_left_out=self.rows_left_out,
             methods=self.methods,
+            client=client,
+            client_version=handshake.client_version,
+            calls=self.tool_calls.calls,
         )
         if self.keep_behaviour:
             report.behaviour = self._behaviour()

@@ -89,6 +89,8 @@ def _tagged(part: Report, name: str) -> Report:
         finding.server = name
     for latency in part.latency:
         latency.server = name
+    for call in part.calls:
+        call.server = name
     part.rows = [replace(row, title=f"{name}: {row.title}") for row in part.rows]
     return part
 
@@ -134,6 +136,9 @@ def merge(parts: list[Report], folder: Path, manifest: dict[str, Any], keep_rows
         rows=rows[:keep_rows],
         rows_left_out=max(0, len(rows) - keep_rows) + sum(p.rows_left_out for p in parts),
         parts=parts,
+        client=next((p.client for p in parts if p.client), None),
+        client_version=next((p.client_version for p in parts if p.client_version), None),
+        calls=sorted((c for p in parts for c in p.calls), key=lambda c: c.t),
     )
 
 

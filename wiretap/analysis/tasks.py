@@ -127,7 +127,7 @@ def _d(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _client_declares_extension(params: dict[str, Any]) -> bool:
+def client_declares_extension(params: dict[str, Any]) -> bool:
     capabilities = _d(_d(params.get("_meta")).get(CAPABILITIES))
     return TASKS_EXTENSION in _d(capabilities.get("extensions"))
 
@@ -279,7 +279,7 @@ class TaskTracker:
             supported = "task" in request.params
         elif result.get("resultType") == "task":
             task_dict, design = result, MCP_EXTENSION
-            supported = _client_declares_extension(request.params)
+            supported = client_declares_extension(request.params)
         else:
             return
         task_id = task_dict.get("taskId")

@@ -14,8 +14,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -210,6 +211,7 @@ class Session:
         self.reverse = reverse
         self.env = env
         self.client = client_for(argv[0])
+        self.cwd = cwd
         self.discovery = self.client.discover(argv, cwd, env)
         self.started = time.time()
         self.started_monotonic = time.monotonic()
@@ -220,6 +222,10 @@ class Session:
         self.wrapped: list[Wrapped] = []
         self.client_env: dict[str, str] = {}
         """Set for the client under the user's environment and wiretap's own (``--otlp``'s telemetry)."""
+        self.inherit_env = True
+        """False: the client gets ``env`` (and what wiretap adds), nothing else of this process's environment."""
+        self.stdin: Callable[[subprocess.Popen[bytes]], None] | None = None
+        """When set, the client's stdin is a pipe this is called with (from a thread) once the client started."""
         self.skipped = list(self.discovery.skipped)
         # The environment is left out: it holds the user's keys, and the rules would miss an opaque one.
         self.manifest: dict[str, Any] = {
@@ -262,12 +268,20 @@ class Session:
         client_started = time.monotonic()
         self.manifest["client_started"] = round(client_started - self.started_monotonic, 6)
         self.manifest["client_started_monotonic"] = round(client_started, 6)
+        base = os.environ if self.inherit_env else self.env
         try:
-            proc = subprocess.Popen(argv, env={**os.environ, **env} if env else None)
+            proc = subprocess.Popen(
+                argv,
+                cwd=self.cwd,
+                env={**base, **(env or {})} if env or not self.inherit_env else None,
+                stdin=subprocess.PIPE if self.stdin is not None else None,
+            )
         except OSError as exc:
             self.manifest["client_error"] = redact_text(str(exc))[0]
             raise ClientNotStarted(argv[0], exc) from exc
         self._write_manifest(running=True)  # the client's start: t = 0 for whoever follows the session
+        if self.stdin is not None:
+            threading.Thread(target=self.stdin, args=(proc,), name="client-stdin", daemon=True).start()
         forward = {s: signal.signal(s, lambda n, _f: proc.send_signal(n)) for s in (signal.SIGTERM, signal.SIGHUP)}
         try:
             returncode = proc.wait()

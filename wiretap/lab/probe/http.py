@@ -9,30 +9,27 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Hashable
 from pathlib import Path
-from typing import Any
 
 from aiohttp import web
 
 from wiretap.errors import Unavailable
 from wiretap.lab.probe.core import Send
 from wiretap.lab.probe.loop import ProbeLoop
+from wiretap.wire.jsonrpc import id_key
 
 PATH = "/mcp"
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-def _key(rid: Any) -> str:
-    return json.dumps(rid)
-
-
 class HttpProbe(ProbeLoop):
     def __init__(self, log_path: Path | None) -> None:
         super().__init__(log_path)
-        self.streams: dict[str, asyncio.Queue[Send]] = {}
+        self.streams: dict[Hashable, asyncio.Queue[Send]] = {}
 
     def deliver(self, send: Send) -> bool:
-        stream = self.streams.get(_key(send.related)) if send.related is not None else None
+        stream = self.streams.get(id_key(send.related)) if send.related is not None else None
         if stream is None:
             return False
         stream.put_nowait(send)
@@ -58,7 +55,7 @@ class HttpProbe(ProbeLoop):
                 return web.Response(body=error.line, status=400, content_type="application/json")
             return web.Response(status=202)
         assert isinstance(message, dict)
-        key = _key(message["id"])
+        key = id_key(message["id"])
         queue: asyncio.Queue[Send] = asyncio.Queue()
         self.streams[key] = queue
         try:
