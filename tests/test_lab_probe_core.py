@@ -249,6 +249,7 @@ def test_a_modern_cancel_is_acknowledged_twice_in_the_same_tick() -> None:
     cancel = request(2, "tasks/cancel", taskId="lab-1-until-cancelled")
     first, second = only(probe.receive(cancel, 5.0)), only(probe.receive(cancel, 5.0))
     assert first["result"]["resultType"] == second["result"]["resultType"] == "complete"
+    assert set(first["result"]) == {"resultType", "_meta"}
     assert probe.tasks["lab-1-until-cancelled"].state == "cancelled"
     assert only(probe.receive(request(3, "tasks/get", taskId="lab-1-until-cancelled"), 5.1))["result"]["status"] == (
         "cancelled"

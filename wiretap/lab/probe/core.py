@@ -403,8 +403,10 @@ class Probe:
                 message = f"Cannot cancel task: already in terminal status '{task.state}'"
                 return self._error(rid, -32602, message, False, task=task.id)
             out = self._set(task, "cancelled", now)
-            body = {"_meta": lab} if modern else {**self._task_fields(task, now), "_meta": lab}
-            out.extend(self._result(rid, body, modern, task=task))
+            if modern:
+                out.extend(self._result(rid, {"_meta": lab}, True, task=task, ack=True))
+            else:
+                out.extend(self._result(rid, {**self._task_fields(task, now), "_meta": lab}, False, task=task))
             return out
         if method == "tasks/update":
             if not modern:
@@ -414,7 +416,7 @@ class Probe:
                 if key in responses:
                     task.answers[key] = responses[key]
             out = Output(log=[{"event": "answers", "task": task.id, "keys": sorted(responses)}])
-            out.extend(self._result(rid, {"_meta": lab}, True, task=task))
+            out.extend(self._result(rid, {"_meta": lab}, True, task=task, ack=True))
             if task.state == "input_required" and not task.unanswered:
                 out.extend(self._set(task, "completed", now))
             return out
@@ -491,12 +493,13 @@ class Probe:
     def _at(self, when: float, action: Callable[[float], Output]) -> None:
         heapq.heappush(self._timers, (when, next(self._order), action))
 
-    def _result(self, rid: Any, result: Json, modern: bool, task: LabTask | None = None) -> Output:
+    def _result(self, rid: Any, result: Json, modern: bool, task: LabTask | None = None, ack: bool = False) -> Output:
+        """``ack``: an empty 2026-07-28 acknowledgement about ``task``, which states no status on the wire."""
         if modern:
             result = {"resultType": "complete", **result}
         note: Json = {"event": "sent", "answer_to": rid}
         if task is not None:
-            note |= {"task": task.id, "status": task.state}
+            note |= {"task": task.id} if ack else {"task": task.id, "status": task.state}
         return Output([Send({"jsonrpc": "2.0", "id": rid, "result": result}, rid, True, note)])
 
     def _error(
