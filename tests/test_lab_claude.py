@@ -101,14 +101,16 @@ def test_task_stop_is_two_cancels_reported_as_a_stop_during_the_session_not_a_ca
         if block.get("type") == "tool_use" and block.get("name") == "TaskStop"
     ]
     assert len(stops) == 1, "the scripted model stops the endless task once"
-    [row] = rows(lab["investigation"], "until-cancelled")
+    row, left = rows(lab["investigation"], "until-cancelled")
     assert row.verdict == "stopped during the session (TaskStop), not a cancel on exit"
+    assert left.verdict == "no cancel on exit with a live task"
     assert row.did.startswith("2 cancels at once at") and "not live at exit" in row.did
     [task] = [t for t in lab["report"].tasks if t.id == row.task]
     assert len(task.cancels) == 2 and task.cancels[1].t - task.cancels[0].t <= SAME_TICK
     assert task.live_at_client_exit is False
     cancel = lab["report"].verdicts.cancel_on_exit
-    assert cancel.sent is None and cancel.live_tasks == [] and cancel.cancelled == []
+    assert cancel.sent is False and cancel.live_tasks == [left.task] and cancel.cancelled == []
+    assert "with 1 live task and cancelled none" in cancel.verdict
     assert "stopped 1 task during the session" in cancel.verdict
 
 

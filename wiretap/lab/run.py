@@ -150,7 +150,9 @@ def run_lab(
             client_env = claude_env(root, api.url, env, tasks_in_print_mode=headless)
             (root / "tmp").mkdir(mode=0o700)
             client_env["TMPDIR"] = str(root / "tmp")  # where Claude Code keeps its tasks' output
-            argv = scripted_argv(argv, steps) if headless else [argv[0], "--strict-mcp-config", *argv[1:]]
+            argv = (
+                scripted_argv(argv, steps) if headless else [argv[0], *allowed(steps), "--strict-mcp-config", *argv[1:]]
+            )
         elif headless:
             argv = with_prompt(argv, text, steps)
         session = Session(argv, out=out, cwd=cwd, env=client_env, max_size=max_size)

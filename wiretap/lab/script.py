@@ -35,6 +35,7 @@ WALK: tuple[Step, ...] = (
     Step(BY_NAME["forgotten-task"], {"forget_after_s": 2}, why="a task id the server forgets"),
     Step(BY_NAME["failing-polls"], {"failures": 2, "seconds": 3}, why="polls that fail"),
     Step(BY_NAME["until-cancelled"], {}, stop=True, why="a task that runs until it is stopped"),
+    Step(BY_NAME["until-cancelled"], {}, why="a task left running: the client exits with it live"),
     Step(BY_NAME["progress"], {"count": 4, "every_s": 0.5}, why="progress notifications"),
     Step(BY_NAME["slow-answer"], {"seconds": 3}, why="an inline answer that takes a while"),
 )
@@ -59,7 +60,12 @@ def prompt(steps: Sequence[Step], server: str = SERVER) -> str:
         "next unless told otherwise; do not retry a call that fails; say nothing between calls.",
     ]
     for n, step in enumerate(steps, 1):
-        todo = "then stop that task (TaskStop) while it is still running" if step.stop else "wait for its result"
+        if step.stop:
+            todo = "then stop that task (TaskStop) while it is still running"
+        elif step.condition.name == "until-cancelled":
+            todo = "leave it running and go on"
+        else:
+            todo = "wait for its result"
         lines.append(f"{n}. {step.tool} {json.dumps(step.arguments)}: {step.why}; {todo}.")
-    lines.append("When all are done, reply with one word: done.")
+    lines.append("When all are done, reply with one word: done. (Then the user exits, with that task still running.)")
     return "\n".join(lines)
