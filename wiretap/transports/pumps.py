@@ -207,6 +207,9 @@ class PumpLoop:
             looped.pending = view
             return
         except OSError:
+            # Its blocking mode goes back now, while the number is still this destination's: the loop's
+            # own end may come after another thread closed it and a new descriptor took the number.
+            self._unblock(pump.dst)
             pump.dst = None
             looped.on_dst_lost()
         looped.pending = None
