@@ -12,6 +12,7 @@ from typing import Any
 
 from wiretap.analysis.activity import Activity
 from wiretap.analysis.behaviour import Behaviour
+from wiretap.analysis.headless import cancelled_at_once
 from wiretap.analysis.states import TERMINAL, a2a_state, mcp_state
 from wiretap.analysis.timeline import Row
 
@@ -245,6 +246,10 @@ class QuestionRow:
     @property
     def what(self) -> str:
         return self.task or ", ".join(self.keys) or self.kind
+
+    @property
+    def cancelled_at_once(self) -> bool:
+        return cancelled_at_once(self.opened, self.closed, self.cancelled_instead, self.polls_inside)
 
 
 @dataclass

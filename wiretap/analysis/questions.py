@@ -12,6 +12,7 @@ from itertools import pairwise
 from typing import Any
 
 from wiretap.analysis.conversation import REQUEST, RESPONSE, Message
+from wiretap.analysis.headless import cancelled_at_once
 from wiretap.analysis.states import INTERRUPTED
 from wiretap.analysis.stats import median
 from wiretap.analysis.tasks import Task, related_task
@@ -21,7 +22,6 @@ TASK_INPUT, ELICITATION, INPUT_REQUIRED_RESULT = (
     "elicitation_request",
     "input_required_result",
 )
-CANCELLED_QUICKLY = 0.05
 
 
 @dataclass
@@ -40,6 +40,10 @@ class Question:
 
     def contains(self, t: float, end: float) -> bool:
         return self.opened < t < (self.closed if self.closed is not None else end)
+
+    @property
+    def cancelled_at_once(self) -> bool:
+        return cancelled_at_once(self.opened, self.closed, self.cancelled_instead, self.polls)
 
 
 def _d(value: Any) -> dict[str, Any]:
@@ -123,9 +127,5 @@ def measure(question: Question, tasks: list[Task], end: float, windows: list[Que
         question.longest_gap, question.longest_gap_between = gap, (start, stop)
     outside = [b - a for task in relevant for a, b in pairwise(task.polls.times) if not touches(a, b, windows, end)]
     question.cadence_outside = median(outside)
-    if (
-        question.cancelled_instead
-        and question.closed is not None
-        and question.closed - question.opened <= CANCELLED_QUICKLY
-    ):
+    if question.cancelled_at_once:
         question.answered_by = f"{question.answered_by}, right after the question (headless client)"

@@ -18,8 +18,6 @@ CANCEL_BEFORE_EXIT = 0.5
 """Seconds before the client left in which cancelling a task counts as cancelling it on exit: a client
 cancelling on its way out does so as it closes; a cancel earlier than that (TaskStop) is a stop during the
 session."""
-AT_ONCE = 0.05
-"""A question cancelled within this many seconds of opening was never shown to anyone."""
 
 
 def poll_verdict(
@@ -98,9 +96,7 @@ def cancel_verdict(
     # A task the client cancelled on its way out had ended by the time it left: not live at exit (as
     # tasks[] says), but credited as cancelled on exit.
     # A cancel that answered a question the moment it opened (a headless client) is that answer, not an exit.
-    at_once = {
-        q.task for q in questions if q.cancelled_instead and q.closed is not None and q.closed - q.opened <= AT_ONCE
-    }
+    at_once = {q.task for q in questions if q.cancelled_at_once}
     way_out = [
         row
         for row in task_rows
@@ -162,7 +158,7 @@ def question_verdict(questions: list[Question]) -> model.QuestionVerdict:
     )
     if worst.answered_by is None:
         answered = "; never answered"
-    elif worst.cancelled_instead and worst.closed is not None and worst.closed - worst.opened <= AT_ONCE:
+    elif worst.cancelled_at_once and worst.closed is not None:
         answered = (
             f"; cancelled at once by {worst.answered_by}, {(worst.closed - worst.opened) * 1000:.0f} ms after"
             " it opened: the client never showed the question (a headless client)"

@@ -15,14 +15,15 @@ from typing import Any
 
 from wiretap.analysis.client_rules import Behaviour, ClientRule, rules_for
 from wiretap.analysis.model import QuestionRow, Report, TaskRow, ToolCall, Via
-from wiretap.analysis.verdicts import AT_ONCE, CANCEL_BEFORE_EXIT
+from wiretap.analysis.verdicts import CANCEL_BEFORE_EXIT
 from wiretap.errors import BadInput
 from wiretap.lab.conditions import BY_NAME, BY_TOOL, CONDITIONS, LAB_META, Condition, Kind
 
 CADENCE_MS = 20
 """A settled cadence this close to the interval a rule applies agrees with the rule."""
-SAME_TICK = 0.01
-"""Cancels this close together were sent at once (TaskStop's pair)."""
+TOGETHER = 0.1
+"""Cancels this close together were sent in one go (TaskStop's pair): closer than a person asks twice, and
+wide enough for a client on a loaded machine."""
 
 
 @dataclass
@@ -233,7 +234,7 @@ class _Builder:
             return row
         closed = question.closed
         row.evidence = [question.opened, *([closed] if closed is not None else [])]
-        if question.cancelled_instead and closed is not None and closed - question.opened <= AT_ONCE:
+        if question.cancelled_at_once and closed is not None:
             row.did = f"cancelled the task {_ms(closed - question.opened)} after it turned input_required"
             row.verdict = "cancels at input_required: a headless client cannot show the question"
             row.agrees = True if self.rule(Behaviour.HEADLESS_QUESTION) is not None else None
@@ -295,7 +296,7 @@ class _Builder:
         row.evidence = [c.t for c in cancels] + ([client.t] if client is not None else [])
         rule = self.rule(Behaviour.EXIT_WITH_TASK)
         if cancels and (client is None or client.t - cancels[0].t > CANCEL_BEFORE_EXIT):
-            together = len(cancels) > 1 and cancels[-1].t - cancels[0].t <= SAME_TICK
+            together = len(cancels) > 1 and cancels[-1].t - cancels[0].t <= TOGETHER
             sent = f"{len(cancels)} cancels {'at once' if together else ''} at {_s(cancels[0].t)}".replace("  ", " ")
             if refused:
                 sent += f" ({len(refused)} refused: the task had ended)"
