@@ -23,7 +23,7 @@ LAZY = {
     "diff": "wiretap.commands.diff:diff",
     "export": "wiretap.commands.export:export",
     "import": "wiretap.commands.imports:import_group",
-    "lab": "wiretap.lab.command:lab",
+    "lab": "wiretap.commands.lab:lab",
     "mcp": "wiretap.commands.mcp:mcp",
     "otel": "wiretap.commands.otel:otel",
     "proxy": "wiretap.commands.proxy:proxy",
@@ -141,7 +141,7 @@ def routed(args: list[str]) -> list[str]:
     if "--" in args and (not args or not is_command(args[0])):
         return ["wrap", *args]
     if args[:1] == ["lab"] and "--" in args:
-        from wiretap.lab.command import routed as lab_routed
+        from wiretap.commands.lab import routed as lab_routed
 
         return ["lab", *lab_routed(args[1:])]
     return args

@@ -14,7 +14,8 @@ from wiretap.errors import BadInput
 
 @click.group()
 def lab() -> None:
-    """Probe servers and agents whose tools and skills are an investigation's conditions."""
+    """A client-behaviour investigation: wiretap lab [--scripted] -- CLIENT [ARGS...] runs a client against
+    the probe server and prints a row per condition; serve runs the probes alone."""
 
 
 @lab.command()
