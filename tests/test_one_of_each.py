@@ -1,7 +1,9 @@
 """One implementation of each wire concept: request ids become keys in ``wire.jsonrpc`` (``id_key``),
 responses pair with requests there (``Pairing``), and a growing recording is followed by
-``recording.follow``. A second copy elsewhere fails here: an id-key function, a pairing map (requests
-waiting per direction and id, or a queue of them per id), or a tail built on a header line read by hand.
+``recording.follow``, and an untrusted JSON value is read as an object by ``wire.json_values.as_dict``.
+A second copy elsewhere fails here: an id-key function, a pairing map (requests waiting per direction
+and id, or a queue of them per id), a tail built on a header line read by hand, or a function of one
+value that returns it if it is a dict and else an empty one.
 
 ``KNOWN`` lists the copies still to move onto the one implementation; an entry that no longer occurs
 fails as well, so the list only shrinks.
@@ -81,6 +83,21 @@ def _tails(module: ast.Module) -> list[str]:
     ]
 
 
+def _object_readers(module: ast.Module) -> list[str]:
+    """Functions of one value whose whole body is ``return value if isinstance(value, dict) else {}``."""
+    found = []
+    for node in ast.walk(module):
+        if not isinstance(node, ast.FunctionDef) or len(node.args.args) != 1 or len(node.body) != 1:
+            continue
+        body = node.body[0]
+        if isinstance(body, ast.Return) and isinstance(body.value, ast.IfExp):
+            test, orelse = body.value.test, body.value.orelse
+            checks_dict = isinstance(test, ast.Call) and ast.unparse(test).endswith(", dict)")
+            if checks_dict and isinstance(orelse, ast.Dict) and not orelse.keys:
+                found.append(node.name)
+    return found
+
+
 def copies() -> set[tuple[str, str, str]]:
     found = set()
     for name, module in _modules():
@@ -89,6 +106,8 @@ def copies() -> set[tuple[str, str, str]]:
             found |= {("pairing", name, what) for what in _pairing_maps(module)}
         if not name.startswith("recording/"):
             found |= {("tail", name, what) for what in _tails(module)}
+        if name != "wire/json_values.py":
+            found |= {("object reader", name, what) for what in _object_readers(module)}
     return found
 
 
@@ -124,3 +143,13 @@ def test_the_guard_leaves_a_map_of_progress_tokens_alone() -> None:
 def test_the_guard_finds_a_tail_written_again() -> None:
     module = ast.parse("first = f.readline()\nreader = RecordingReader(f, path, first)\n")
     assert _tails(module) == ["RecordingReader"]
+
+
+def test_the_guard_finds_an_object_reader_written_again() -> None:
+    module = ast.parse("def _d(value):\n    return value if isinstance(value, dict) else {}\n")
+    assert _object_readers(module) == ["_d"]
+
+
+def test_the_guard_leaves_a_reader_with_a_default_alone() -> None:
+    module = ast.parse("def f(value):\n    return value if isinstance(value, dict) else {'a': 1}\n")
+    assert _object_readers(module) == []

@@ -16,9 +16,10 @@ import pytest
 from wiretap.recording.events import Header
 from wiretap.recording.writer import encode_event
 from wiretap.replay.index import CLOSEST_CANDIDATES
+from wiretap.replay.loader import _tasks, _words_in, load_script
 from wiretap.replay.pace import FAST
 from wiretap.replay.player import Player, ReplayOptions, dumps
-from wiretap.replay.script import Script, Step, _tasks, _words_in, load_script
+from wiretap.replay.script import Script, Step
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
 REQUESTS = 20_000

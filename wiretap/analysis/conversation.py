@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wiretap.recording.events import Direction, Event, Kind
+from wiretap.wire.json_values import as_dict
 from wiretap.wire.jsonrpc import NOTIFICATION, REQUEST, RESPONSE, Pairing, Waiting, is_response, kind_of, requester_of
 
 __all__ = ["NOTIFICATION", "REQUEST", "RESPONSE", "Conversation", "Message", "OtherBody"]
@@ -80,10 +81,6 @@ def describe_body(body: Any, raw: str | None, status: int | None) -> str:
     return "JSON body"
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _rest_status_error(body: dict[str, Any], status: int | None) -> dict[str, Any] | None:
     if "error" in body and isinstance(body["error"], dict):
         return body["error"]
@@ -107,7 +104,7 @@ class Conversation:
         if kind == "message":
             return self._message(event)
         if kind == Kind.HTTP_REQUEST:
-            version = _dict(event.get("headers")).get("a2a-version")
+            version = as_dict(event.get("headers")).get("a2a-version")
             if isinstance(version, str) and isinstance(event.get("ex"), int):
                 self._a2a_version[event["ex"]] = version
         elif kind == Kind.HTTP_RESPONSE and isinstance(event.get("ex"), int):
@@ -155,7 +152,7 @@ class Conversation:
                 kind,
                 method,
                 body.get("id"),
-                _dict(body.get("params")),
+                as_dict(body.get("params")),
                 ex=ex,
                 a2a_version=version,
             )
@@ -190,8 +187,8 @@ class Conversation:
 
     def _rest(self, event: Event) -> Message:
         t, direction, ex = float(event["t"]), str(event.get("dir")), event.get("ex")
-        rest = _dict(event.get("rest"))
-        body = _dict(event.get("msg"))
+        rest = as_dict(event.get("rest"))
+        body = as_dict(event.get("msg"))
         version = self._a2a_version.get(ex) if isinstance(ex, int) else None
         operation = rest.get("operation")
         if direction == Direction.C2S.value:

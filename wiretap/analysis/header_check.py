@@ -16,6 +16,7 @@ from typing import Any
 from wiretap.analysis.findings import HEADER_MISMATCH_CODE, Findings
 from wiretap.analysis.model import HeaderMismatch
 from wiretap.recording.events import Direction, Event, Kind
+from wiretap.wire.json_values import as_dict
 from wiretap.wire.mcp_headers import METHOD, NAME, SPELLED, VERSION, decode_header, name_field
 from wiretap.wire.versions import Kind as VersionKind
 from wiretap.wire.versions import parse_version
@@ -24,10 +25,6 @@ __all__ = ["HeaderCheck", "VersionWatch", "check_request"]
 
 VERSION_META = "io.modelcontextprotocol/protocolVersion"
 REDACTED = "[redacted:"
-
-
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _header(headers: dict[str, Any], name: str) -> str | None:
@@ -60,8 +57,8 @@ def check_request(body: dict[str, Any], headers: dict[str, Any], t: float) -> li
     method = body.get("method")
     if not isinstance(method, str) or "id" not in body:
         return []
-    params = _d(body.get("params"))
-    in_body = _d(params.get("_meta")).get(VERSION_META)
+    params = as_dict(body.get("params"))
+    in_body = as_dict(params.get("_meta")).get(VERSION_META)
     version = in_body if isinstance(in_body, str) else _header(headers, VERSION)
     if version is None:
         return []
@@ -104,7 +101,7 @@ class HeaderCheck:
             return
         kind = event.get("kind")
         if kind == Kind.HTTP_REQUEST:
-            self._heads[ex] = _d(event.get("headers"))
+            self._heads[ex] = as_dict(event.get("headers"))
         elif kind == Kind.HTTP_RESPONSE:
             self._status(ex, event)
         elif kind == Kind.MESSAGE:
@@ -126,7 +123,7 @@ class HeaderCheck:
             if head is not None and (mismatches := check_request(body, head, float(event["t"]))):
                 self._open[ex] = mismatches
             return
-        code = _d(body.get("error")).get("code")
+        code = as_dict(body.get("error")).get("code")
         for found in self._open.get(ex, []):
             if found.error_code is None and isinstance(code, int):
                 found.error_code, found.error_at = code, float(event["t"])
@@ -156,15 +153,15 @@ class VersionWatch:
         if not isinstance(t, int | float):
             return
         if kind == Kind.HTTP_REQUEST:
-            self._saw(_header(_d(event.get("headers")), VERSION), float(t), "the MCP-Protocol-Version header")
+            self._saw(_header(as_dict(event.get("headers")), VERSION), float(t), "the MCP-Protocol-Version header")
         elif kind == Kind.MESSAGE and isinstance(body := event.get("msg"), dict):
-            params = _d(body.get("params"))
+            params = as_dict(body.get("params"))
             if body.get("method") == "initialize":
                 self._saw(params.get("protocolVersion"), float(t), "an initialize request")
-            elif "result" in body and "serverInfo" in (result := _d(body["result"])):
+            elif "result" in body and "serverInfo" in (result := as_dict(body["result"])):
                 self._saw(result.get("protocolVersion"), float(t), "an initialize result")
             if "_meta" in params:
-                self._saw(_d(params["_meta"]).get(VERSION_META), float(t), "a request's _meta")
+                self._saw(as_dict(params["_meta"]).get(VERSION_META), float(t), "a request's _meta")
 
     def _saw(self, text: Any, t: float, where: str) -> None:
         if isinstance(text, str) and REDACTED not in text:

@@ -7,6 +7,7 @@ from typing import Any
 
 from wiretap.analysis.behaviour import Handshake, HttpTraits, ServerRequest, Shutdown, ShutdownStep, Step
 from wiretap.recording.events import Direction, Event, Kind
+from wiretap.wire.json_values import as_dict
 from wiretap.wire.jsonrpc import Pairing, id_key
 from wiretap.wire.versions import Era, parse_version
 
@@ -14,10 +15,6 @@ HANDSHAKES = ("initialize", "server/discover")
 LONG_LIVED = frozenset({"subscriptions/listen"})
 META = "io.modelcontextprotocol/"
 TOGETHER = 0.010
-
-
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _type(value: Any) -> str:
@@ -36,8 +33,8 @@ def era(version: str | None) -> str:
 
 def _answer(method: str, body: dict[str, Any]) -> str:
     if "error" in body:
-        return f"error {_d(body['error']).get('code')}"
-    result = _d(body.get("result"))
+        return f"error {as_dict(body['error']).get('code')}"
+    result = as_dict(body.get("result"))
     if "action" in result:
         return f"result: {result['action']}"
     if method == "roots/list":
@@ -46,7 +43,7 @@ def _answer(method: str, body: dict[str, Any]) -> str:
 
 
 def _actions(responses: dict[str, Any], keys: list[str]) -> str:
-    actions = sorted({str(_d(responses.get(key)).get("action", "?")) for key in keys})
+    actions = sorted({str(as_dict(responses.get(key)).get("action", "?")) for key in keys})
     return "/".join(actions)
 
 
@@ -175,7 +172,7 @@ class Observer:
                 self._answers[(method, _answer(method, body))] = None
 
     def _client_request(self, method: str, body: dict[str, Any], key: Hashable, event: Event) -> None:
-        params = _d(body.get("params"))
+        params = as_dict(body.get("params"))
         is_request = "id" in body or isinstance(event.get("rest"), dict)
         label = f"→ {method}"
         if isinstance(params.get("inputResponses"), dict):
@@ -187,7 +184,7 @@ class Observer:
         self._requests += 1
         self._id_types.add(_type(body.get("id")))
         self._key_order(tuple(body))
-        meta = _d(params.get("_meta"))
+        meta = as_dict(params.get("_meta"))
         if meta:
             self._with_meta += 1
             self._meta_keys.update(meta)
@@ -212,10 +209,10 @@ class Observer:
         for attempt in self._attempts:
             if attempt[1] == key and key not in self._outcomes:
                 error = body.get("error")
-                self._outcomes[key] = f"error {_d(error).get('code')}" if error is not None else "ok"
-        requests = _d(_d(body.get("result")).get("inputRequests"))
+                self._outcomes[key] = f"error {as_dict(error).get('code')}" if error is not None else "ok"
+        requests = as_dict(as_dict(body.get("result")).get("inputRequests"))
         for name, request in requests.items():
-            self._mrtr_pending[name] = str(_d(request).get("method") or "?")
+            self._mrtr_pending[name] = str(as_dict(request).get("method") or "?")
 
     def _mrtr_answered(self, method: str, responses: dict[str, Any]) -> None:
         by_method: dict[str, list[str]] = {}
@@ -239,7 +236,7 @@ class Observer:
 
     def _http_event(self, event: Event) -> None:
         self._http = True
-        headers = _d(event.get("headers"))
+        headers = as_dict(event.get("headers"))
         if "mcp-session-id" in headers:
             self._session_id = True
         if event.get("kind") != Kind.HTTP_REQUEST:
@@ -262,9 +259,9 @@ class Observer:
             self._attempts[-1] if self._attempts else None,
         )
         method, params = (chosen[0], chosen[2]) if chosen else (None, {})
-        meta = _d(params.get("_meta")) or self._first_meta
+        meta = as_dict(params.get("_meta")) or self._first_meta
         version = params.get("protocolVersion") or meta.get(META + "protocolVersion")
-        info = _d(params.get("clientInfo")) or _d(meta.get(META + "clientInfo"))
+        info = as_dict(params.get("clientInfo")) or as_dict(meta.get(META + "clientInfo"))
         capabilities = params.get("capabilities", meta.get(META + "clientCapabilities"))
         return Handshake(
             method=method,

@@ -16,6 +16,7 @@ from wiretap.analysis.headless import cancelled_at_once
 from wiretap.analysis.states import INTERRUPTED
 from wiretap.analysis.stats import median
 from wiretap.analysis.tasks import Task, related_task
+from wiretap.wire.json_values import as_dict
 
 TASK_INPUT, ELICITATION, INPUT_REQUIRED_RESULT = (
     "task_input_required",
@@ -46,12 +47,8 @@ class Question:
         return cancelled_at_once(self.opened, self.closed, self.cancelled_instead, self.polls)
 
 
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _actions(responses: dict[str, Any]) -> str:
-    actions = sorted({str(_d(v).get("action", "?")) for v in responses.values()})
+    actions = sorted({str(as_dict(v).get("action", "?")) for v in responses.values()})
     return "/".join(actions)
 
 
@@ -72,16 +69,16 @@ class QuestionLog:
             answered = self._elicitations.pop(id(m.request), None)
             if answered is not None:
                 answered.closed = m.t
-                answered.answered_by = f"elicitation result: {_d(m.result).get('action', 'error')}"
-        elif m.kind == RESPONSE and _d(m.result).get("resultType") == "input_required":
-            keys = list(_d(_d(m.result).get("inputRequests")))
+                answered.answered_by = f"elicitation result: {as_dict(m.result).get('action', 'error')}"
+        elif m.kind == RESPONSE and as_dict(m.result).get("resultType") == "input_required":
+            keys = list(as_dict(as_dict(m.result).get("inputRequests")))
             question = Question(INPUT_REQUIRED_RESULT, m.t, keys=keys)
             self.questions.append(question)
             self._mrtr_open.append(question)
         elif m.kind == REQUEST and "inputResponses" in m.params and m.method != "tasks/update" and self._mrtr_open:
             question = self._mrtr_open.pop(0)
             question.closed = m.t
-            question.answered_by = f"retry with inputResponses ({_actions(_d(m.params['inputResponses']))})"
+            question.answered_by = f"retry with inputResponses ({_actions(as_dict(m.params['inputResponses']))})"
 
 
 def task_questions(task: Task) -> list[Question]:

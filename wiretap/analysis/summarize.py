@@ -9,6 +9,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from wiretap.wire.json_values import as_dict
+
 Summary = Callable[[dict[str, Any]], str]
 _MODERN_VERSION = "io.modelcontextprotocol/protocolVersion"
 _MODERN_CLIENT = "io.modelcontextprotocol/clientInfo"
@@ -20,12 +22,8 @@ def clip(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _who(info: Any) -> str:
-    info = _d(info)
+    info = as_dict(info)
     return " ".join(str(info[k]) for k in ("name", "version") if k in info)
 
 
@@ -47,7 +45,7 @@ def _initialize(params: dict[str, Any]) -> str:
 
 
 def _modern_meta(params: dict[str, Any]) -> str:
-    meta = _d(params.get("_meta"))
+    meta = as_dict(params.get("_meta"))
     return " ".join(p for p in (str(meta.get(_MODERN_VERSION, "")), _who(meta.get(_MODERN_CLIENT))) if p)
 
 
@@ -58,10 +56,10 @@ def _tools_call(params: dict[str, Any]) -> str:
         text += " " + clip(json.dumps(arguments, ensure_ascii=False), 40)
     if "task" in params:
         text += " [as task]"
-    if tool_use := _d(params.get("_meta")).get("claudecode/toolUseId"):
+    if tool_use := as_dict(params.get("_meta")).get("claudecode/toolUseId"):
         text += f" [tool_use {tool_use}]"
     if "inputResponses" in params:
-        text += f" [answers: {', '.join(map(str, _d(params['inputResponses'])))}]"
+        text += f" [answers: {', '.join(map(str, as_dict(params['inputResponses'])))}]"
     return text
 
 
@@ -75,12 +73,12 @@ def _progress(params: dict[str, Any]) -> str:
 def _task_id(params: dict[str, Any]) -> str:
     text = str(params.get("taskId", params.get("id", "?")))
     if "inputResponses" in params:
-        text += f" answers: {', '.join(map(str, _d(params['inputResponses'])))}"
+        text += f" answers: {', '.join(map(str, as_dict(params['inputResponses'])))}"
     return text
 
 
 def _a2a_message(params: dict[str, Any]) -> str:
-    message = _d(params.get("message"))
+    message = as_dict(params.get("message"))
     texts = [str(p.get("text")) for p in message.get("parts", []) if isinstance(p, dict) and "text" in p]
     task = message.get("taskId")
     return clip((f"task {task} " if task else "") + " ".join(texts), 50)
@@ -118,7 +116,7 @@ def summarize_request(method: str, params: Any) -> str:
     if summary is None:
         return ""
     try:
-        return summary(_d(params))
+        return summary(as_dict(params))
     except Exception:  # a summary is a courtesy; a strange message must still be shown
         return ""
 
@@ -142,7 +140,7 @@ def _stream_event(result: dict[str, Any]) -> str | None:
     if artifact is None and result.get("kind") == "artifact-update":
         artifact = result
     if artifact is not None:
-        named = _d(artifact.get("artifact"))
+        named = as_dict(artifact.get("artifact"))
         name = named.get("name") or named.get("artifactId") or "?"
         return f"artifact update: task {artifact.get('taskId', '?')} {name}"
     message = result.get("message") if isinstance(result.get("message"), dict) else None
@@ -165,12 +163,12 @@ def _result_text(method: str | None, result: dict[str, Any]) -> str:
     if result.get("kind") == "task" or (isinstance(result.get("status"), dict) and "id" in result):
         return _task_brief(result)
     if result_type == "input_required":
-        return "input required: " + ", ".join(map(str, _d(result.get("inputRequests"))))
+        return "input required: " + ", ".join(map(str, as_dict(result.get("inputRequests"))))
     if method == "initialize":
         return " ".join(p for p in (str(result.get("protocolVersion", "")), _who(result.get("serverInfo"))) if p)
     if method == "server/discover":
         versions = ",".join(map(str, result.get("supportedVersions") or []))
-        return f"{versions} {_who(_d(result.get('_meta')).get(_MODERN_SERVER))}".strip()
+        return f"{versions} {_who(as_dict(result.get('_meta')).get(_MODERN_SERVER))}".strip()
     for key in ("tools", "prompts", "resources", "resourceTemplates", "tasks"):
         if isinstance(result.get(key), list):
             return f"{len(result[key])} {key}"
@@ -182,11 +180,11 @@ def _result_text(method: str | None, result: dict[str, Any]) -> str:
 
 def summarize_result(method: str | None, result: Any) -> str:
     try:
-        return _result_text(method, _d(result))
+        return _result_text(method, as_dict(result))
     except Exception:
         return ""
 
 
 def summarize_error(error: Any) -> str:
-    error = _d(error)
+    error = as_dict(error)
     return clip(f"error {error.get('code', '?')} {error.get('message', '')}".strip(), 70)

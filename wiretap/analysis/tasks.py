@@ -15,6 +15,7 @@ from wiretap.analysis.conversation import NOTIFICATION, REQUEST, RESPONSE, Messa
 from wiretap.analysis.findings import Findings
 from wiretap.analysis.outcomes import failing_artifact, status_text
 from wiretap.analysis.states import COMPLETED, FAILED, INPUT_REQUIRED, REJECTED, State, a2a_state, mcp_state
+from wiretap.wire.json_values import as_dict
 
 MCP_2025 = "mcp-2025-11-25"
 MCP_EXTENSION = "mcp-tasks-extension"
@@ -123,13 +124,9 @@ class Task:
         return self.created_at <= t and (ended is None or ended > t)
 
 
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def client_declares_extension(params: dict[str, Any]) -> bool:
-    capabilities = _d(_d(params.get("_meta")).get(CAPABILITIES))
-    return TASKS_EXTENSION in _d(capabilities.get("extensions"))
+    capabilities = as_dict(as_dict(params.get("_meta")).get(CAPABILITIES))
+    return TASKS_EXTENSION in as_dict(capabilities.get("extensions"))
 
 
 class TaskTracker:
@@ -190,7 +187,7 @@ class TaskTracker:
             verb = "get" if method in _A2A_GET else "cancel" if method in _A2A_CANCEL else "subscribe"
             self._task_request(m, verb, self._key("a2a", params.get("id")), a2a_03=False)
         elif method in _A2A_SEND:
-            task_id = _d(params.get("message")).get("taskId")
+            task_id = as_dict(params.get("message")).get("taskId")
             if task_id:
                 self._task_request(m, "message", self._key("a2a", task_id), a2a_03=False)
         elif method == "notifications/cancelled":
@@ -245,7 +242,7 @@ class TaskTracker:
         if request is None:
             return
         method = request.method or ""
-        result = _d(m.result)
+        result = as_dict(m.result)
         if method == "tools/call":
             self._tools_call_result(request, m, result)
         elif method == "elicitation/create":
@@ -264,7 +261,7 @@ class TaskTracker:
             self._answer_to_terminal_task(request, m)
 
     def _answer_to_terminal_task(self, request: Message, m: Message) -> None:
-        task_id = _d(request.params.get("message")).get("taskId")
+        task_id = as_dict(request.params.get("message")).get("taskId")
         key = self._key("a2a", task_id) if task_id else self._request_task_key(request)
         task = self.tasks.get(key) if key else None
         if task is not None and m.error is not None:
@@ -373,7 +370,7 @@ class TaskTracker:
         self._a2a_task(task, payload, m)
 
     def _a2a_task(self, task: Task, payload: dict[str, Any], m: Message) -> None:
-        state = _d(payload.get("status")).get("state")
+        state = as_dict(payload.get("status")).get("state")
         if state is None:
             return
         parsed = a2a_state(state)
@@ -433,7 +430,7 @@ class TaskTracker:
 
 
 def related_task(params: dict[str, Any]) -> Any:
-    return _d(_d(params.get("_meta")).get("io.modelcontextprotocol/related-task")).get("taskId")
+    return as_dict(as_dict(params.get("_meta")).get("io.modelcontextprotocol/related-task")).get("taskId")
 
 
 def _a2a_payload(result: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
@@ -449,7 +446,9 @@ def _a2a_payload(result: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
 
 
 def _a2a_skill(request: Message) -> str | None:
-    metadata = _d(_d(request.params.get("message")).get("metadata")) or _d(request.params.get("metadata"))
+    metadata = as_dict(as_dict(request.params.get("message")).get("metadata")) or as_dict(
+        request.params.get("metadata")
+    )
     skill = metadata.get("skill") or metadata.get("skillId")
     return str(skill) if skill else None
 

@@ -13,6 +13,7 @@ from wiretap.analysis.observed_summary import observed_summary
 from wiretap.analysis.summarize import clip, summarize_error, summarize_request, summarize_result
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.wire import jsonrpc, mcp_headers
+from wiretap.wire.json_values import as_dict
 
 IN, OUT, LIFE, ERR = "IN", "OUT", "---", "ERR"
 _LANES = {Direction.C2S.value: IN, Direction.S2C.value: OUT}
@@ -135,7 +136,7 @@ def _rest_row(event: Event, lane: str, t: float, pairing: Pairing) -> Row:
         return Row(t, lane, operation, f"{rest.get('method')} {rest.get('path')} {detail}".rstrip(), event, operation)
     paired = pairing.response(event["dir"], ("rest", event.get("ex")))
     latency = t - paired.t if paired else None
-    body = body if isinstance(body, dict) else {}
+    body = as_dict(body)
     is_error = "error" in body
     outcome = summarize_error(body["error"]) if is_error else summarize_result(operation, body.get("task", body))
     took = f"{'error' if is_error else 'ok'} {format_latency(latency)} " if latency is not None else ""

@@ -10,16 +10,13 @@ from wiretap.analysis.conversation import NOTIFICATION, REQUEST, RESPONSE, Messa
 from wiretap.analysis.model import ToolCall
 from wiretap.analysis.tasks import client_declares_extension
 from wiretap.recording.events import Direction
+from wiretap.wire.json_values import as_dict
 from wiretap.wire.jsonrpc import id_key
 
 MAX_CALLS = 2000
 """Calls kept per recording; later ones are counted in ``left_out`` (bounded memory)."""
 MAX_PROGRESS = 1000
 """Progress notifications kept per call; the count goes on."""
-
-
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 class ToolCalls:
@@ -50,12 +47,12 @@ class ToolCalls:
             self.left_out += 1
             return
         params = m.params
-        meta = _d(params.get("_meta"))
+        meta = as_dict(params.get("_meta"))
         call = ToolCall(
             t=round(m.t, 3),
             id=m.id,
             tool=str(params.get("name") or ""),
-            arguments=_d(params.get("arguments")),
+            arguments=as_dict(params.get("arguments")),
             declared_tasks="task" in params or client_declares_extension(params),
             progress_token="progressToken" in meta,
         )
@@ -70,16 +67,16 @@ class ToolCalls:
         if call is None or call.answered_at is not None:
             return
         call.answered_at = round(m.t, 3)
-        result = _d(m.result)
+        result = as_dict(m.result)
         if m.error is not None:
             call.outcome = "error"
             call.error = m.error_code
-            call.meta = _d(_d(_d(m.error).get("data")).get("_meta"))
+            call.meta = as_dict(as_dict(as_dict(m.error).get("data")).get("_meta"))
         elif isinstance(result.get("task"), dict) or result.get("resultType") == "task":
-            task = _d(result.get("task")) or result
+            task = as_dict(result.get("task")) or result
             call.outcome = "task"
             call.task = str(task["taskId"]) if task.get("taskId") is not None else None
-            call.meta = {**_d(task.get("_meta")), **_d(result.get("_meta"))}
+            call.meta = {**as_dict(task.get("_meta")), **as_dict(result.get("_meta"))}
         else:
             call.outcome = "inline"
-            call.meta = _d(result.get("_meta"))
+            call.meta = as_dict(result.get("_meta"))

@@ -97,8 +97,8 @@ def replay(
     wiretap replay rec.jsonl --listen 127.0.0.1:0  # an HTTP server; prints its URL
     wiretap replay rec.jsonl --as client -- python -m my_server
     """
+    from wiretap.replay.loader import load_script
     from wiretap.replay.player import ReplayOptions
-    from wiretap.replay.script import load_script
 
     volatile = Volatile.with_extra(ignored)
     script = load_script(recording, volatile)

@@ -12,6 +12,7 @@ from typing import Any
 
 from wiretap.analysis.timeline import IN, LIFE, OUT, Row
 from wiretap.recording.events import Direction, Kind
+from wiretap.wire.json_values import as_dict
 
 CLIENT, SERVER = "C", "S"
 POLLS = frozenset({"tasks/get", "GetTask", "ping"})
@@ -38,26 +39,22 @@ class Line:
     outcome: str = ""
 
 
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _task_key(row: Row) -> str:
     event = row.event
-    rest = _d(event.get("rest"))
+    rest = as_dict(event.get("rest"))
     if rest.get("taskId"):
         return str(rest["taskId"])
-    params = _d(_d(event.get("msg")).get("params"))
+    params = as_dict(as_dict(event.get("msg")).get("params"))
     return str(params.get("taskId", params.get("id", "")))
 
 
 def _outcome(row: Row) -> str:
     """A poll's answer in a word: the task's state, or the error code."""
-    body = _d(row.event.get("msg"))
+    body = as_dict(row.event.get("msg"))
     if "error" in body:
-        return f"error {_d(body['error']).get('code', '')}".strip()
-    result = _d(body.get("result")) if "result" in body else body
-    task = _d(result.get("task")) or result
+        return f"error {as_dict(body['error']).get('code', '')}".strip()
+    result = as_dict(body.get("result")) if "result" in body else body
+    task = as_dict(result.get("task")) or result
     state = task.get("status")
     if isinstance(state, dict):
         state = state.get("state")
@@ -114,7 +111,7 @@ class Sequence:
     def _message(self, row: Row) -> Line:
         inbound = row.lane == IN
         frm, to = (CLIENT, self.server) if inbound else (self.server, CLIENT)
-        body = _d(row.event.get("msg"))
+        body = as_dict(row.event.get("msg"))
         is_request = "method" in body or ("rest" in row.event and inbound)
         key = (row.event.get("ex"), json.dumps(body.get("id")))
         text = f"{row.t:.2f} s {row.title} {clip(row.summary)}".rstrip()

@@ -18,6 +18,7 @@ from wiretap.analysis.model import QuestionRow, Report, TaskRow, ToolCall, Via
 from wiretap.analysis.verdicts import CANCEL_BEFORE_EXIT
 from wiretap.errors import BadInput
 from wiretap.lab.conditions import BY_NAME, BY_TOOL, CONDITIONS, LAB_META, Condition, Kind
+from wiretap.wire.json_values import as_dict
 
 CADENCE_MS = 20
 """A settled cadence this close to the interval a rule applies agrees with the rule."""
@@ -89,7 +90,7 @@ def parse_conditions(text: str | None) -> list[Condition] | None:
 
 def lab_meta(call: ToolCall) -> dict[str, Any]:
     found = call.meta.get(LAB_META)
-    return found if isinstance(found, dict) else {}
+    return as_dict(found)
 
 
 def condition_of(call: ToolCall) -> Condition | None:

@@ -22,6 +22,7 @@ from wiretap.mcp.roots import Roots
 from wiretap.recording.folders import SessionFolder, is_session, one_recording, open_session
 from wiretap.recording.reader import open_recording
 from wiretap.render.filters import RowFilter
+from wiretap.wire.json_values import as_dict
 from wiretap.wire.redact import redact_json
 
 Json = dict[str, Any]
@@ -377,7 +378,7 @@ def _header(path: Path) -> Json:
             header = json.loads(file.readline(1 << 20))
     except (OSError, ValueError):
         return {}
-    return header if isinstance(header, dict) else {}
+    return as_dict(header)
 
 
 def _not_a_session(path: Path) -> SessionFolder:

@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from wiretap.otel.spans import Attributes, parse_traceparent
+from wiretap.wire.json_values import as_dict
 
 A2A_METHODS = frozenset(
     {
@@ -35,12 +36,12 @@ which Claude Code's own tool span carries too."""
 
 def params_of(msg: dict[str, Any]) -> dict[str, Any]:
     params = msg.get("params")
-    return params if isinstance(params, dict) else {}
+    return as_dict(params)
 
 
 def meta_of(params: dict[str, Any]) -> dict[str, Any]:
     meta = params.get("_meta")
-    return meta if isinstance(meta, dict) else {}
+    return as_dict(meta)
 
 
 def _text(value: object) -> str | None:

@@ -19,6 +19,7 @@ from wiretap.otel.report_spans import report_spans
 from wiretap.otel.spans import Link, Span, SpanEvent, SpanKind, parse_traceparent, span_id_for, trace_id_for
 from wiretap.recording.events import Event
 from wiretap.recording.origin import at, origin_ns
+from wiretap.wire.json_values import as_dict
 from wiretap.wire.jsonrpc import Pairing, id_key
 
 MAX_PENDING = 10_000
@@ -123,7 +124,7 @@ class RecordingMapper:
         self._root_events.append(SpanEvent(f"wiretap.{event['kind']}", self.ns(event.get("t", 0.0)), attributes))
 
     def _http_request(self, event: Event) -> None:
-        headers = _dict(event.get("headers"))
+        headers = as_dict(event.get("headers"))
         exchange = self._exchanges.setdefault(int(event.get("ex", 0)), _Exchange())
         exchange.http_version = str(event.get("version") or "") or None
         self._http_version = self._http_version or exchange.http_version
@@ -135,7 +136,7 @@ class RecordingMapper:
             self.protocol_version = version
 
     def _http_response(self, event: Event) -> None:
-        headers = _dict(event.get("headers"))
+        headers = as_dict(event.get("headers"))
         exchange = self._exchanges.setdefault(int(event.get("ex", 0)), _Exchange())
         status = event.get("status")
         exchange.status = status if isinstance(status, int) else None
@@ -184,8 +185,8 @@ class RecordingMapper:
         if (jsonrpc := msg.get("jsonrpc")) != "2.0" and isinstance(jsonrpc, str):
             attributes["jsonrpc.protocol.version"] = jsonrpc
         if method == "initialize":
-            self._peers.client = _dict(params.get("clientInfo"))
-        elif client := _dict(attrs.meta_of(params).get("io.modelcontextprotocol/clientInfo")):
+            self._peers.client = as_dict(params.get("clientInfo"))
+        elif client := as_dict(attrs.meta_of(params).get("io.modelcontextprotocol/clientInfo")):
             self._peers.client = client
         span = self._span(event, name, attributes, key)
         if not a2a:
@@ -261,7 +262,7 @@ class RecordingMapper:
             span.error("tool_error", _first_text(result))
         method = span.attributes.get("mcp.method.name")
         if method == "initialize" or "supportedVersions" in result:
-            self._peers.server = _dict(result.get("serverInfo")) or _dict(
+            self._peers.server = as_dict(result.get("serverInfo")) or as_dict(
                 attrs.meta_of(result).get("io.modelcontextprotocol/serverInfo")
             )
             if version := result.get("protocolVersion"):
@@ -362,10 +363,6 @@ def _header(headers: dict[str, Any], name: str) -> str | None:
     if isinstance(value, list):
         value = value[0] if value else None
     return value if isinstance(value, str) and value else None
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _peer_attributes(side: str, info: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from wiretap.run.proxy import parse_listen
 from wiretap.wire import jsonrpc
 from wiretap.wire.http.a2a_rest import rest_operation
 from wiretap.wire.http.rewrite import CARD_PATHS
+from wiretap.wire.json_values import as_dict
 
 SESSION = "mcp-session-id"
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -283,7 +284,7 @@ class ReplayServer:
             error = {"code": 400, "message": f"nested more than {jsonrpc.MAX_DEPTH} deep"}
             return web.json_response({"error": error}, status=400)
         fields = {"operation": operation, "method": request.method, "path": request.rel_url.path, "taskId": task_id}
-        plan = self.player.plan(body if isinstance(body, dict) else {}, path=request.rel_url.path, rest=fields)
+        plan = self.player.plan(as_dict(body), path=request.rel_url.path, rest=fields)
         if plan.miss is not None:
             error = {"code": 404, "message": plan.miss.message(), "data": plan.miss.as_dict()}
             return web.json_response({"error": error}, status=404)

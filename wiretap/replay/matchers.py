@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wiretap.replay.volatile import Volatile
+from wiretap.wire.json_values import as_dict
 from wiretap.wire.structural_diff import describe, differences
 
 
@@ -31,7 +32,7 @@ class Request:
     @classmethod
     def of(cls, message: dict[str, Any], volatile: Volatile, path: str | None = None) -> Request:
         params = message.get("params")
-        params = params if isinstance(params, dict) else {}
+        params = as_dict(params)
         return cls(str(message.get("method")), volatile.normalize(params), message.get("id"), path, params)
 
     def describe(self, limit: int = 120) -> str:

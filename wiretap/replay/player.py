@@ -43,6 +43,7 @@ from wiretap.replay.script import (
 from wiretap.replay.source import RecordingChanged
 from wiretap.replay.tasks import TaskClock
 from wiretap.replay.volatile import Volatile
+from wiretap.wire.json_values import as_dict
 
 MISS_CODE = -32099
 """The JSON-RPC error code of an answer to a request the recording does not hold."""
@@ -64,10 +65,6 @@ class Outlet(Protocol):
 
     async def send(self, step: Step, message: Json | None) -> None:
         """Send ``message`` (``step.message`` remapped), or ``step.raw`` when it is None."""
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 @dataclass
@@ -249,7 +246,8 @@ class Player:
         if not asked.answered.done():
             asked.answered.set_result(now)
         assert asked.step.message is not None
-        task_id = _dict(_dict(_dict(asked.step.message.get("params")).get("_meta")).get(RELATED_TASK)).get("taskId")
+        meta = as_dict(as_dict(asked.step.message.get("params")).get("_meta"))
+        task_id = as_dict(meta.get(RELATED_TASK)).get("taskId")
         clock = self.tasks.get(f"mcp:{task_id}")
         if clock is not None:
             clock.client_acted(now)
@@ -280,8 +278,8 @@ class Player:
             key = f"mcp:{params.get('taskId')}"
         elif live.method in ("tasks/cancel", "CancelTask"):
             key = poll_task_key(live.method, params)
-        elif live.method in _A2A_SEND and _dict(params.get("message")).get("taskId"):
-            key = f"a2a:{_dict(params.get('message')).get('taskId')}"
+        elif live.method in _A2A_SEND and as_dict(params.get("message")).get("taskId"):
+            key = f"a2a:{as_dict(params.get('message')).get('taskId')}"
         clock = self.tasks.get(key) if key else None
         if clock is not None:
             clock.client_acted(now)

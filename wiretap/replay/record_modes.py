@@ -213,7 +213,7 @@ def _misses(use: Use) -> list[str]:
 def _asked_new(recording: Path, live: Path) -> bool:
     """Whether the live run sent a request the recording holds no match for."""
     from wiretap.replay.index import Index
-    from wiretap.replay.script import load_script
+    from wiretap.replay.loader import load_script
 
     known = Index(load_script(recording).exchanges, ("method", "params"))
     return any(known.find(e.request) is None for e in load_script(live).exchanges)

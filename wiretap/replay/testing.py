@@ -136,8 +136,8 @@ def replay_client(
     ``ClientResult`` (``.differing``, ``.exit_status``, ``.summary()``)."""
     from wiretap.replay.client import replay_client as run
     from wiretap.replay.drive import ClientOptions
+    from wiretap.replay.loader import load_script
     from wiretap.replay.pace import Pace
-    from wiretap.replay.script import load_script
 
     options = ClientOptions(pace=Pace.parse(pace), timeout=timeout, out=out)
     quiet = io.StringIO()

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wiretap.lab.a2a import shapes
-from wiretap.lab.a2a.conditions import Condition, as_dict, condition_of
+from wiretap.lab.a2a.conditions import Condition, condition_of
 from wiretap.lab.a2a.shapes import V03, V10
+from wiretap.wire.json_values import as_dict
 
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 JSONRPC_PATH, REST_PATH = "/a2a/jsonrpc", "/a2a/rest"

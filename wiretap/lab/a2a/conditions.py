@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from wiretap.wire.json_values import as_dict
+
 
 @dataclass(frozen=True)
 class Skill:
@@ -130,7 +132,3 @@ def _texts(message: dict[str, Any]) -> list[str]:
     if not isinstance(parts, list):
         return []
     return [str(part["text"]) for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)]
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -25,6 +25,7 @@ from wiretap.errors import BadInput
 from wiretap.lab.conditions import BY_TOOL, LAB_META, Condition, Kind
 from wiretap.lab.probe import shapes
 from wiretap.lab.probe.shapes import CLIENT_CAPABILITIES, FORM_KEY, LEGACY, MODERN, PROTOCOL_VERSION, ROOTS_KEY
+from wiretap.wire.json_values import as_dict
 
 TERMINAL = {"completed", "failed", "cancelled"}
 NOT_FOUND = "Failed to retrieve task: Task not found"
@@ -128,7 +129,7 @@ class Probe:
             return self._error(None, -32600, "Invalid request", False, {"event": "received"})
         method = message.get("method")
         rid = message.get("id")
-        params = _obj(message.get("params"))
+        params = as_dict(message.get("params"))
         if not isinstance(method, str):
             return self._response(message, now)
         seen: Json = {"event": "received", "method": method}
@@ -152,7 +153,7 @@ class Probe:
     # -- requests ----------------------------------------------------------------------------------
 
     def _request(self, rid: Any, method: str, params: Json, now: float) -> Output:
-        meta = _obj(params.get("_meta"))
+        meta = as_dict(params.get("_meta"))
         modern = PROTOCOL_VERSION in meta or method == "server/discover"
         if modern:
             version = meta.get(PROTOCOL_VERSION, MODERN)
@@ -186,7 +187,7 @@ class Probe:
 
     def _listen(self, rid: Any, params: Json) -> Output:
         """2026-07-28: acknowledge the subscription and hold the request open; the probe sends nothing on it."""
-        filters = _obj(params.get("notifications"))
+        filters = as_dict(params.get("notifications"))
         meta = {"io.modelcontextprotocol/subscriptionId": rid}
         note = {"event": "sent", "method": "notifications/subscriptions/acknowledged"}
         ack = {
@@ -201,7 +202,7 @@ class Probe:
         condition = BY_TOOL.get(name) if isinstance(name, str) else None
         if condition is None:
             return self._error(rid, -32602, f"Unknown tool: {name!r}", modern)
-        arguments = _obj(params.get("arguments"))
+        arguments = as_dict(params.get("arguments"))
         try:
             settings = condition.settings(arguments)
         except BadInput as exc:
@@ -209,8 +210,8 @@ class Probe:
             return self._result(rid, shapes.text_result(str(exc), lab, is_error=True), modern)
         call = Call(rid, condition, settings, modern, meta.get("progressToken"))
         if modern:
-            capabilities = _obj(meta.get(CLIENT_CAPABILITIES))
-            extensions = _obj(capabilities.get("extensions"))
+            capabilities = as_dict(meta.get(CLIENT_CAPABILITIES))
+            extensions = as_dict(capabilities.get("extensions"))
             as_task = shapes.TASKS_EXT in extensions
             if isinstance(params.get("inputResponses"), dict) and condition.tool == "input_task":
                 return self._inline_retry(call, params, now)
@@ -219,7 +220,7 @@ class Probe:
             if as_task and condition.kind is not Kind.TASK:
                 return self._error(rid, -32601, f"Tool {condition.tool} does not support task-augmented calls", False)
         if as_task and condition.kind is Kind.TASK:
-            task_param = _obj(params.get("task"))
+            task_param = as_dict(params.get("task"))
             ttl = task_param.get("ttl") if isinstance(task_param.get("ttl"), int) else shapes.TTL_MS
             return self._start_task(call, ttl, now)
         return self._start_inline(call, now)
@@ -411,7 +412,7 @@ class Probe:
         if method == "tasks/update":
             if not modern:
                 return self._error(rid, -32601, "Method not found: tasks/update", False)
-            responses = _obj(params.get("inputResponses"))
+            responses = as_dict(params.get("inputResponses"))
             for key in task.unanswered:
                 if key in responses:
                     task.answers[key] = responses[key]
@@ -522,10 +523,6 @@ class Probe:
         if received is not None:
             out.log.append(received)
         return out
-
-
-def _obj(value: Any) -> Json:
-    return value if isinstance(value, dict) else {}
 
 
 def _f(value: float | None) -> float:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wiretap.wire.json_values import as_dict
 from wiretap.wrap.clients.claude_agents import (
     AgentServers,
     agent_servers,
@@ -65,7 +66,7 @@ def _read_json(path: Path) -> dict[str, Any]:
         return {}
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
-    return data if isinstance(data, dict) else {}
+    return as_dict(data)
 
 
 def config_home(env: Mapping[str, str]) -> tuple[Path, Path]:
@@ -106,7 +107,7 @@ def _config_source(value: str, cwd: Path) -> tuple[str, dict[str, Any]]:
             data = json.loads(text)
         except ValueError as exc:
             raise ConfigError(f"--mcp-config is not valid JSON: {exc}") from None
-        return "--mcp-config (JSON)", data if isinstance(data, dict) else {}
+        return "--mcp-config (JSON)", as_dict(data)
     path = Path(value) if Path(value).is_absolute() else cwd / value
     if not path.exists():
         raise ConfigError(f"--mcp-config file not found: {value}")
@@ -169,7 +170,7 @@ def _settings(argv: list[str], cwd: Path, settings_dir: Path) -> list[dict[str, 
                 data = json.loads(value)
             except ValueError as exc:
                 raise ConfigError(f"--settings is not valid JSON: {exc}") from None
-            found.append(data if isinstance(data, dict) else {})
+            found.append(as_dict(data))
         else:
             found.append(_read_json(Path(value) if Path(value).is_absolute() else cwd / value))
     return found

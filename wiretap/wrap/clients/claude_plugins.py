@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wiretap.wire.json_values import as_dict
 from wiretap.wrap.clients.servers import Server, expand_all
 
 PLUGIN_LIST_TIMEOUT = 10.0
@@ -52,10 +53,6 @@ def read_json(path: Path) -> Any:
         return None
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def plugin_list(
     binary: str, settings_args: list[str], cwd: Path, env: Mapping[str, str]
 ) -> list[dict[str, Any]] | None:
@@ -80,17 +77,17 @@ def enabled_in(settings: list[dict[str, Any]]) -> dict[str, bool]:
     """``enabledPlugins`` over the settings, later ones winning."""
     enabled: dict[str, bool] = {}
     for source in settings:
-        for plugin_id, on in _mapping(source.get("enabledPlugins")).items():
+        for plugin_id, on in as_dict(source.get("enabledPlugins")).items():
             enabled[plugin_id] = on is not False
     return enabled
 
 
 def _marketplace_folder(market: str, settings: list[dict[str, Any]], plugins_dir: Path) -> Path | None:
-    known = _mapping(read_json(plugins_dir / "known_marketplaces.json")).get(market)
+    known = as_dict(read_json(plugins_dir / "known_marketplaces.json")).get(market)
     if isinstance(known, dict) and known.get("installLocation"):
         return Path(str(known["installLocation"]))
     for source in reversed(settings):
-        declared = _mapping(_mapping(source.get("extraKnownMarketplaces")).get(market)).get("source")
+        declared = as_dict(as_dict(source.get("extraKnownMarketplaces")).get(market)).get("source")
         if isinstance(declared, dict) and declared.get("source") == "directory" and declared.get("path"):
             return Path(str(declared["path"]))
     return None
@@ -102,13 +99,13 @@ def from_settings(plugin_id: str, settings: list[dict[str, Any]], plugins_dir: P
     folder = _marketplace_folder(market, settings, plugins_dir)
     entry: dict[str, Any] = {}
     if folder is not None:
-        listed = _mapping(read_json(folder / ".claude-plugin" / "marketplace.json")).get("plugins") or []
+        listed = as_dict(read_json(folder / ".claude-plugin" / "marketplace.json")).get("plugins") or []
         entry = next((p for p in listed if isinstance(p, dict) and p.get("name") == name), {})
     root: Path | None = None
     if isinstance(entry.get("source"), str) and folder is not None:
         root = (folder / entry["source"]).resolve()
     else:
-        installs = _mapping(read_json(plugins_dir / "installed_plugins.json")).get("plugins") or {}
+        installs = as_dict(read_json(plugins_dir / "installed_plugins.json")).get("plugins") or {}
         for install in installs.get(plugin_id) or []:
             if isinstance(install, dict) and install.get("installPath"):
                 root = Path(str(install["installPath"]))
@@ -116,12 +113,12 @@ def from_settings(plugin_id: str, settings: list[dict[str, Any]], plugins_dir: P
         return None
     plugin = Plugin(name, market, root)
     if entry.get("strict") is False and not (root / ".claude-plugin" / "plugin.json").exists():
-        plugin.declared = _mapping(entry.get("mcpServers"))
+        plugin.declared = as_dict(entry.get("mcpServers"))
     return plugin
 
 
 def from_folder(folder: Path, marketplace: str) -> Plugin | None:
-    manifest = _mapping(read_json(folder / ".claude-plugin" / "plugin.json"))
+    manifest = as_dict(read_json(folder / ".claude-plugin" / "plugin.json"))
     if not manifest and not (folder / ".mcp.json").exists():
         return None
     return Plugin(str(manifest.get("name") or folder.name), marketplace, folder.resolve())
@@ -148,11 +145,11 @@ def declared_servers(plugin: Plugin) -> dict[str, Any]:
     servers: dict[str, Any] = {}
 
     def add(data: Any) -> None:
-        data = _mapping(data)
-        servers.update(_mapping(data.get("mcpServers")) if "mcpServers" in data else data)
+        data = as_dict(data)
+        servers.update(as_dict(data.get("mcpServers")) if "mcpServers" in data else data)
 
     add(read_json(plugin.root / ".mcp.json"))
-    declared = _mapping(read_json(plugin.root / ".claude-plugin" / "plugin.json")).get("mcpServers")
+    declared = as_dict(read_json(plugin.root / ".claude-plugin" / "plugin.json")).get("mcpServers")
     for item in declared if isinstance(declared, list) else [declared]:
         if isinstance(item, str):
             add(read_json(plugin.root / item))
@@ -162,7 +159,7 @@ def declared_servers(plugin: Plugin) -> dict[str, Any]:
 
 
 def _secret_options(plugin: Plugin) -> set[str]:
-    options = _mapping(_mapping(read_json(plugin.root / ".claude-plugin" / "plugin.json")).get("userConfig"))
+    options = as_dict(as_dict(read_json(plugin.root / ".claude-plugin" / "plugin.json")).get("userConfig"))
     return {key for key, spec in options.items() if isinstance(spec, dict) and spec.get("sensitive") is True}
 
 
@@ -192,7 +189,7 @@ def plugin_servers(
     known = {"CLAUDE_PLUGIN_ROOT": str(plugin.root), "CLAUDE_PLUGIN_DATA": str(data)}
     options: dict[str, Any] = {}
     for source in settings:
-        options.update(_mapping(_mapping(_mapping(source.get("pluginConfigs")).get(plugin.id)).get("options")))
+        options.update(as_dict(as_dict(as_dict(source.get("pluginConfigs")).get(plugin.id)).get("options")))
     secret = _secret_options(plugin)
     for key, entry in declared_servers(plugin).items():
         name = f"plugin:{plugin.name}:{key}"
@@ -208,7 +205,7 @@ def plugin_servers(
             )
             continue
         if "command" in raw:  # the server's own environment, as Claude Code gives it unwrapped
-            raw["env"] = {**known, **_mapping(raw.get("env"))}
+            raw["env"] = {**known, **as_dict(raw.get("env"))}
         missing: set[str] = set()
         found.servers.append(Server(name, f"plugin {plugin.id}", expand_all(raw, env, missing), missing, raw=raw))
 

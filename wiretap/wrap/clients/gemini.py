@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wiretap.wire.json_values import as_dict
 from wiretap.wrap.clients import gemini_agents
 from wiretap.wrap.clients.gemini_agents import RemoteAgent
 from wiretap.wrap.clients.launch import Launch, private_json
@@ -58,7 +59,7 @@ def _read_json(path: Path) -> dict[str, Any]:
         return {}
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
-    return data if isinstance(data, dict) else {}
+    return as_dict(data)
 
 
 def system_settings_path(env: Mapping[str, str]) -> Path:
