@@ -130,7 +130,7 @@ class Startup:
             self._request(m)
         elif m.dir == Direction.S2C.value and m.kind == RESPONSE and m.request is not None:
             self._response(m)
-        if m.dir == Direction.C2S.value:
+        if m.dir == Direction.C2S.value and self._waiting_for_action(m.t):
             self._action(m.t, f"sent {m.method}" if m.method and m.kind != RESPONSE else "answered a request", False)
 
     def client_exited(self, t: float) -> None:
@@ -166,6 +166,9 @@ class Startup:
             self.left = Left(t, how)
         if t is not None:
             self._action(t, how, True)
+
+    def _waiting_for_action(self, t: float) -> bool:
+        return any(n is not None and n.next_action is None and t >= n.first_t for n in (self.banner, self.noise))
 
     def _action(self, t: float, what: str, leaving: bool) -> None:
         for noise in (self.banner, self.noise):

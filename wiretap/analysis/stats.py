@@ -38,6 +38,26 @@ class Distribution:
         self.min = math.inf
         self.max = -math.inf
 
+    @classmethod
+    def of(cls, values: Iterable[float]) -> Distribution:
+        distribution = cls()
+        distribution.extend(values)
+        return distribution
+
+    def extend(self, values: Iterable[float]) -> None:
+        """``add`` for each value; while they all fit the exact part, without a call per value."""
+        values = values if isinstance(values, list) else list(values)
+        if not values:
+            return
+        if self._exact is None or len(self._exact) + len(values) > EXACT_LIMIT:
+            for value in values:
+                self.add(value)
+            return
+        self._exact.extend(values)
+        self.count += len(values)
+        self.min = min(self.min, min(values))
+        self.max = max(self.max, max(values))
+
     def add(self, value: float) -> None:
         self.count += 1
         if value < self.min:
@@ -81,7 +101,5 @@ class Distribution:
 
 def median(values: Iterable[float]) -> float | None:
     """The median every figure of a report uses (``Distribution``'s); None for no values."""
-    distribution = Distribution()
-    for value in values:
-        distribution.add(value)
+    distribution = Distribution.of(values)
     return distribution.quantile(0.5) if distribution.count else None

@@ -3,6 +3,7 @@ figures every renderer reads (poll pattern, settled cadence, median interval).""
 
 from __future__ import annotations
 
+from array import array
 from itertools import pairwise
 
 from wiretap.analysis import model
@@ -61,9 +62,14 @@ def rounded_t(value: float) -> float:
     return round(value, 3)
 
 
-def cadence_of(task: Task, questions: list[Question], end: float) -> list[float]:
-    """A task's intervals between polls that span no open question (one about it, or about no task)."""
+def cadence_of(
+    task: Task, questions: list[Question], end: float, intervals: list[float] | None = None
+) -> list[float]:
+    """A task's intervals between polls that span no open question (one about it, or about no task).
+    ``intervals``: the task's intervals already measured, returned as they are when no question applies."""
     windows = [q for q in questions if q.task in (None, task.id)]
+    if not windows and intervals is not None:
+        return intervals
     return [b - a for a, b in pairwise(task.polls.times) if not touches(a, b, windows, end)]
 
 
@@ -73,11 +79,8 @@ def task_row(
     """A task as the report lists it; ``client``: how the client left, ``rule``: its poll rule."""
     times = task.polls.times
     intervals = [b - a for a, b in pairwise(times)]
-    cadence = cadence_of(task, questions, end)
-    distribution = Distribution()
-    for interval in intervals:
-        distribution.add(interval)
-    summary = distribution.summary()
+    cadence = cadence_of(task, questions, end, intervals)
+    summary = Distribution.of(intervals).summary()
     live = task.live_at(client.t) if client is not None else None
     return model.TaskRow(
         protocol=task.protocol,
@@ -104,7 +107,7 @@ def task_row(
         answers=[model.Via(rounded_t(t), via) for t, via in task.answers],
         median_interval=rounded(summary.median) if summary else None,
         poll_schedule=poll_schedule(task, pattern),
-        cadence=cadence,
+        cadence=array("d", cadence),
     )
 
 

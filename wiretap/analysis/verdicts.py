@@ -34,10 +34,8 @@ def poll_verdict(
     for task in polled:
         # The cadence is the client's own: intervals while a question was open are measured apart.
         intervals = cadence_of(task, questions, end)
-        for interval in intervals:
-            pooled.add(interval)
-        for interval in settled(intervals):
-            after_ramp.add(interval)
+        pooled.extend(intervals)
+        after_ramp.extend(settled(intervals))
     if not pooled.count:
         return model.PollVerdict("Every interval between polls spans an open question: see the question below.", [])
     median, steady = pooled.quantile(0.5), after_ramp.quantile(0.5)
