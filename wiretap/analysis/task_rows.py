@@ -62,9 +62,7 @@ def rounded_t(value: float) -> float:
     return round(value, 3)
 
 
-def cadence_of(
-    task: Task, questions: list[Question], end: float, intervals: list[float] | None = None
-) -> list[float]:
+def cadence_of(task: Task, questions: list[Question], end: float, intervals: list[float] | None = None) -> list[float]:
     """A task's intervals between polls that span no open question (one about it, or about no task).
     ``intervals``: the task's intervals already measured, returned as they are when no question applies."""
     windows = [q for q in questions if q.task in (None, task.id)]
