@@ -32,9 +32,7 @@ LAYERS: list[set[str]] = [
 
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 
-KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"wiretap.transports.http", "wiretap.transports.http_exchange"}),
-}
+KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
 def module_name(path: Path) -> str:

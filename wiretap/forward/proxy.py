@@ -23,7 +23,8 @@ from wiretap.forward.tls import TlsLayer
 from wiretap.recording.events import Header
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter
-from wiretap.transports.http import ClientConnection, HttpProxy, ProxyConfig
+from wiretap.transports.http import ClientConnection, HttpProxy
+from wiretap.transports.proxy_config import ProxyConfig
 from wiretap.wire.http import wire
 from wiretap.wire.http.guard import Limits
 

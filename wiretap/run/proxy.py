@@ -23,8 +23,9 @@ from wiretap.recording.paths import recording_path, safe_name
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter, create_unique
 from wiretap.run.finish import finish_recording
-from wiretap.transports.http import HttpProxy, ProxyConfig
+from wiretap.transports.http import HttpProxy
 from wiretap.transports.process import EXIT_WITH_STDIN
+from wiretap.transports.proxy_config import ProxyConfig
 from wiretap.wire.http.guard import Limits, is_loopback
 from wiretap.wire.redact import redact_url
 

@@ -18,17 +18,17 @@ import ssl
 import sys
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import IO, Any, Protocol, cast
 
 from yarl import URL
 
-from wiretap.forward.chain import Parent, open_via
+from wiretap.forward.chain import open_via
 from wiretap.recording.events import Event, Kind
 from wiretap.recording.recorder import Recorder
-from wiretap.transports.http_exchange import Exchange
+from wiretap.transports.http_exchange import Exchange, UpstreamSide
+from wiretap.transports.proxy_config import ProxyConfig
 from wiretap.wire.http import wire
-from wiretap.wire.http.guard import ConnectionWatch, Guard, Limits, Refusal, check_request
+from wiretap.wire.http.guard import ConnectionWatch, Guard, Refusal, check_request
 from wiretap.wire.http.headers import HeaderRecorder
 from wiretap.wire.redact import redact_query, redact_url
 
@@ -45,22 +45,6 @@ _IDLE_UPSTREAMS = 64
 """Keep-alive upstream connections kept for reuse, at most."""
 _TARGETS = 256
 """Request targets whose (path, query) split is remembered."""
-
-
-@dataclass(frozen=True)
-class ProxyConfig:
-    upstream: str
-    """The upstream's base URL (scheme, host, port and the path clients start from)."""
-    ssl_context: ssl.SSLContext | bool | None = None
-    """For an https upstream: a context with extra CAs, False to skip verification, None for defaults."""
-    allow_hosts: frozenset[str] = frozenset()
-    allow_origins: frozenset[str] = frozenset()
-    limits: Limits = field(default_factory=Limits)
-    forward: bool = False
-    """Serving as a client's forward proxy: the client uses the upstream's own URLs, so its Host is kept
-    and nothing is rewritten."""
-    via: Parent | None = None
-    """A proxy the upstream is reached through (CONNECT): a forward proxy's own parent."""
 
 
 def _tls(setting: ssl.SSLContext | bool | None) -> ssl.SSLContext:
@@ -125,7 +109,7 @@ class HttpProxy:
         host_header = (upstream.raw_host or "") + ("" if upstream.is_default_port() else f":{upstream.port}")
         if ":" in (upstream.raw_host or ""):
             host_header = f"[{upstream.raw_host}]" + ("" if upstream.is_default_port() else f":{upstream.port}")
-        self._host_header = host_header.encode("latin-1")
+        self.host_header = host_header.encode("latin-1")
         self._exchanges = itertools.count(1)
         self._connection_ids = itertools.count(1)
         self._clients: set[ClientConnection] = set()
@@ -294,7 +278,11 @@ class HttpProxy:
                 return upstream
         return None
 
-    def give_back(self, upstream: UpstreamConnection) -> None:
+    def next_exchange(self) -> int:
+        return next(self._exchanges)
+
+    def give_back(self, upstream: UpstreamSide) -> None:
+        assert isinstance(upstream, UpstreamConnection)
         if len(self._idle) < _IDLE_UPSTREAMS and not upstream.gone:
             assert upstream.transport is not None
             upstream.reused, upstream.heard = True, False

@@ -1,7 +1,8 @@
 """One request and its response, as the proxy relays them: what is recorded when, what goes where, and the
 answers wiretap gives itself (502, 504, refusals) and the rewrites (agent cards, SSE endpoints).
 
-It writes through the connections of ``wiretap.transports.http``, whose writes wait for the recorder.
+It writes through the connections of ``wiretap.transports.http``, whose writes wait for the recorder; what
+it needs of them and of the proxy is stated here as Protocols, so this module does not import that one.
 """
 
 from __future__ import annotations
@@ -9,20 +10,21 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from wiretap.recording.events import Direction, Event, Kind
+from wiretap.recording.recorder import Recorder
 from wiretap.recording.spec import StreamSpec
+from wiretap.transports.proxy_config import ProxyConfig
 from wiretap.wire.http import wire
 from wiretap.wire.http.a2a_rest import rest_operation
 from wiretap.wire.http.encoding import decoded
 from wiretap.wire.http.guard import Refusal, gateway_timeout
+from wiretap.wire.http.headers import HeaderRecorder
 from wiretap.wire.http.rewrite import CARD_PATHS, rewrite_card, rewrite_endpoint
 from wiretap.wire.redact import redact_url
 from wiretap.wire.sse import SSEDecoder
-
-if TYPE_CHECKING:
-    from wiretap.transports.http import ClientConnection, HttpProxy, UpstreamConnection
 
 _FIRST_EVENT_END = (b"\n\n", b"\r\n\r\n", b"\r\r")
 _FIRST_EVENT_LIMIT = 1 << 16
@@ -63,16 +65,78 @@ def _event_stream(content_type: str) -> bool:
     return content_type.split(";")[0].strip().lower() == "text/event-stream"
 
 
+class UpstreamSide(Protocol):
+    """The connection to the upstream an exchange is attached to."""
+
+    transport: asyncio.Transport | None
+    parser: wire.ResponseParser
+    exchange: Exchange | None
+    reused: bool
+
+    def write(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ClientSide(Protocol):
+    """The client connection an exchange answers on."""
+
+    conn: int
+    ending: bool
+
+    @property
+    def gone(self) -> bool: ...
+
+    def write(self, data: bytes) -> None: ...
+
+    def hold(self, why: str) -> None: ...
+
+    def release(self, why: str) -> None: ...
+
+    def exchange_done(self, exchange: Exchange, *, close: bool) -> None: ...
+
+
+class ProxySide(Protocol):
+    """The proxy an exchange belongs to: its settings, recorder, upstream connections and warnings."""
+
+    config: ProxyConfig
+    recorder: Recorder
+    proxy_url: str
+    active: int
+    oauth_warned: bool
+    watch_metadata: Callable[[bytes], None] | None
+    recorded_headers: HeaderRecorder
+    host_header: bytes
+
+    def next_exchange(self) -> int: ...
+
+    def upstream_target(self, target: str) -> str: ...
+
+    def split_target(self, target: str) -> tuple[str, str, str, str | None]: ...
+
+    def check(self, method: str, target: str, host: str | None, origin: str | None) -> Refusal | None: ...
+
+    def idle_upstream(self) -> UpstreamSide | None: ...
+
+    def give_back(self, upstream: UpstreamSide) -> None: ...
+
+    async def connect(self) -> UpstreamSide: ...
+
+    def flush(self) -> None: ...
+
+    def warn(self, text: str) -> None: ...
+
+
 class Exchange:
     """One request and its response."""
 
-    def __init__(self, proxy: HttpProxy, client: ClientConnection, head: wire.Head) -> None:
+    def __init__(self, proxy: ProxySide, client: ClientSide, head: wire.Head) -> None:
         self.proxy = proxy
         self.recorder = proxy.recorder
         self.client = client
         head.target = proxy.upstream_target(head.target)
         self.head = head
-        self.ex = next(proxy._exchanges)
+        self.ex = proxy.next_exchange()
         proxy.active += 1
         self.conn = client.conn
         self.path, _, self._shown_path, self._shown_query = proxy.split_target(head.target)
@@ -101,7 +165,7 @@ class Exchange:
         self._pending: list[bytes] | None = []
         """Request bytes waiting for the upstream connection; None once they go straight to it."""
         self._pending_size = 0
-        self.upstream: UpstreamConnection | None = None
+        self.upstream: UpstreamSide | None = None
         self._sent: list[bytes] | None = None
         """What went to a reused upstream connection, to send again if it turns out closed."""
         self._sent_size = 0
@@ -164,7 +228,7 @@ class Exchange:
         self._c2s_spec = self._spec(Direction.C2S, "body", head.text(b"content-encoding"))
         self._c2s_open = True
         own_host = head.get(b"host") if proxy.config.forward else None
-        request_head, _ = wire.request_head(head, own_host or self.proxy._host_header)
+        request_head, _ = wire.request_head(head, own_host or self.proxy.host_header)
         loop = asyncio.get_running_loop()
         self.head_due = loop.time() + self.proxy.config.limits.upstream_head  # (no timer per request)
         upstream = self.proxy.idle_upstream()
@@ -204,7 +268,7 @@ class Exchange:
         finally:
             self.proxy.flush()
 
-    def _attach(self, upstream: UpstreamConnection, request_head: bytes) -> None:
+    def _attach(self, upstream: UpstreamSide, request_head: bytes) -> None:
         self.upstream = upstream
         upstream.exchange = self
         upstream.parser.head_only = self.head.method == "HEAD"
@@ -387,7 +451,7 @@ class Exchange:
                 self._s2c_open = False
         self.client.write(wire.chunk(data) if self._chunked_out else data)
 
-    def response_end(self, upstream: UpstreamConnection) -> None:
+    def response_end(self, upstream: UpstreamSide) -> None:
         if self._mode == "card":
             self._send_card(b"".join(self._held))
         elif self._mode == "first" and self._held:
