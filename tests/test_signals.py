@@ -97,3 +97,36 @@ def test_away_from_the_main_thread_nothing_is_caught_and_nothing_fails() -> None
     installer.join()
     assert signal.getsignal(signal.SIGUSR1) is handlers
     pipe.restore()
+
+
+def test_a_pipe_a_relay_still_watches_stays_open_after_restoring_until_the_relay_lets_it_go() -> None:
+    handed_on: list[int] = []
+    pipe = SignalPipe([signal.SIGUSR1], handed_on.append)
+    pipe.install()
+    pipe.watch()
+    watched_fd = pipe.fd
+    pipe.restore()
+    os.fstat(watched_fd)  # still ours: a pipe opened now cannot take its number
+    after_read, after_write = os.pipe()
+    try:
+        assert watched_fd not in (after_read, after_write)
+        os.write(after_write, bytes([signal.SIGUSR1]))
+        pipe.take()  # what the relay does when its poll wakes: it reads only its own pipe
+        assert handed_on == []
+        assert os.read(after_read, 1) == bytes([signal.SIGUSR1])
+    finally:
+        os.close(after_read)
+        os.close(after_write)
+    pipe.unwatched()
+    with pytest.raises(OSError):
+        os.fstat(watched_fd)
+
+
+def test_a_pipe_no_relay_watches_is_closed_when_restored() -> None:
+    pipe = SignalPipe([signal.SIGUSR1], lambda _n: None)
+    pipe.install()
+    pipe.watched = True  # (the finish's wait: the byte stays on the pipe, no relay thread)
+    fd = pipe.fd
+    pipe.restore()
+    with pytest.raises(OSError):
+        os.fstat(fd)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 
@@ -49,6 +50,9 @@ class SignalPipe:
             os.set_blocking(fd, False)
         self.watched = False
         """Whether the relay thread is watching ``fd`` (then the main thread's handler leaves it alone)."""
+        self._lock = threading.Lock()
+        self._relay = False
+        self._restored = False
 
     @property
     def fd(self) -> int:
@@ -81,22 +85,40 @@ class SignalPipe:
             for signum in caught:
                 self._on_signal(signum)
 
+    def watch(self) -> None:
+        """A relay thread watches ``fd`` from now until it calls ``unwatched``."""
+        self._relay = True
+        self.watched = True
+
     def unwatched(self) -> None:
         """The relay thread stops watching: what it has not taken yet is taken now, the rest by the handler."""
-        self.watched = False
-        self.take()
+        with self._lock:
+            self.watched = False
+            self._relay = False
+            self.take()
+            if self._restored:
+                self._close()
 
     def restore(self) -> None:
-        """Put back the handlers found, hand on what was caught meanwhile, and close the pipe."""
+        """Put back the handlers found, hand on what was caught meanwhile, and close the pipe — once no
+        relay thread watches it: a descriptor closed under a relay still polling it could be reused by the
+        next pipe opened (the finish's own), and the relay would take that pipe's signals."""
         if self._previous_wakeup is not None:
             for signum, handler in self._previous.items():
                 signal.signal(signum, handler)
             signal.set_wakeup_fd(self._previous_wakeup)
-        self.watched = False
-        self.take()
+        with self._lock:
+            self._restored = True
+            self.take()
+            if not self._relay:
+                self.watched = False
+                self._close()
+
+    def _close(self) -> None:
         for fd in (self._read_fd, self._write_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
+        self._read_fd = self._write_fd = -1
 
 
 @contextlib.contextmanager

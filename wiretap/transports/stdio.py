@@ -128,7 +128,7 @@ class StdioTap:
             name="wiretap-relay",
             daemon=True,
         )
-        signals.watched = True
+        signals.watch()
         errors = threading.Thread(target=stderr.run, args=(lambda: None,), name="wiretap-stderr", daemon=True)
         relay.start()
         with forwarded_signals_blocked():  # (the kernel then gives them to the main thread or the relay)
