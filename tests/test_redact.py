@@ -11,11 +11,8 @@ from hypothesis import strategies as st
 
 from wiretap.wire.messages import record_frame
 from wiretap.wire.redact import (
-    FOLDS_TO_ASCII,
     LineRedactor,
     Redactor,
-    may_hold_token_in,
-    may_need_redaction,
     redact_argv,
     redact_header,
     redact_json,
@@ -23,6 +20,7 @@ from wiretap.wire.redact import (
     redact_url,
 )
 from wiretap.wire.secrets import ANCHORS, KEY_ANCHORS, RULES
+from wiretap.wire.token_precheck import FOLDS_TO_ASCII, may_hold_token_in, may_need_redaction
 
 MARK = re.compile(r"\[redacted:[0-9a-f]{4}\]")
 
@@ -242,7 +240,7 @@ _LINE = st.lists(
 @settings(max_examples=500)
 @given(st.lists(_LINE, max_size=6))
 def test_the_batch_pre_check_never_passes_over_a_line_the_per_message_one_would_look_at(lines: list[str]) -> None:
-    from wiretap.wire.redact import _may_hold_token_scan
+    from wiretap.wire.token_precheck import _may_hold_token_scan
 
     data = "\n".join(lines).encode("utf-8", "surrogatepass")
     for check in (may_hold_token_in, _may_hold_token_scan):  # Hyperscan, and the scans without it
@@ -281,9 +279,9 @@ def test_the_batch_pre_check_finds_each_anchor_in_any_case_at_any_place() -> Non
 def test_a_buffer_longer_than_one_scan_is_read_in_windows_that_cut_no_anchor_in_two(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from wiretap.wire import redact
+    from wiretap.wire import token_precheck
 
-    monkeypatch.setattr(redact, "_SCAN_WINDOW", 100)  # Hyperscan's own limit is 4 GiB
+    monkeypatch.setattr(token_precheck, "_SCAN_WINDOW", 100)  # Hyperscan's own limit is 4 GiB
     filler = b"lorem ipsum dolor " * 20
     assert not may_hold_token_in(filler)
     for anchor in (b"Authorization", b"-----BEGIN", b"\\u0074", "\u212a".encode(), b"@"):
@@ -292,16 +290,16 @@ def test_a_buffer_longer_than_one_scan_is_read_in_windows_that_cut_no_anchor_in_
 
 
 _BUILT_APART = """
-from wiretap.wire import redact
+from wiretap.recording.precheck_build import build_precheck_apart
+from wiretap.wire import token_precheck as precheck
 from wiretap.wire.secrets import ANCHORS
-redact.build_precheck_apart()
-assert redact._BUILT_APART, "the child process handed over no database"
+build_precheck_apart()
+assert precheck._BUILT_APART, "the child process handed over no database"
 filler = b"lorem ipsum dolor " * 50
-assert not redact.may_hold_token_in(filler)
-assert all(redact.may_hold_token_in(filler + a.upper().encode() + filler) for a in ANCHORS)
-redact._BUILT_APART = b"not a database"  # one this build cannot read: compiled here instead
-redact._precheck.cache_clear()
-assert redact.may_hold_token_in(b"x token x") and not redact.may_hold_token_in(filler)
+assert not precheck.may_hold_token_in(filler)
+assert all(precheck.may_hold_token_in(filler + a.upper().encode() + filler) for a in ANCHORS)
+precheck.use_built_apart(b"not a database")  # one this build cannot read: compiled here instead
+assert precheck.may_hold_token_in(b"x token x") and not precheck.may_hold_token_in(filler)
 """
 
 

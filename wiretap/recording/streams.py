@@ -20,8 +20,9 @@ from wiretap.recording.spec import StreamSpec
 from wiretap.wire.framing import PREVIEW, Cut, Frame, LineFramer
 from wiretap.wire.http.encoding import INFLATED_LIMIT, Decompressor
 from wiretap.wire.messages import are_verbatim_json, is_verbatim_json, record_frame
-from wiretap.wire.redact import LineRedactor, may_hold_token_in, redact_json, redact_text
+from wiretap.wire.redact import LineRedactor, redact_json, redact_text
 from wiretap.wire.sse import SSEDecoder, SSEEvent
+from wiretap.wire.token_precheck import may_hold_token_in
 
 Recorded = tuple[Event, bytes | bytearray | None]
 

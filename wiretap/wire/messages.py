@@ -11,7 +11,8 @@ from typing import Any
 import msgspec
 
 from wiretap.wire.framing import Frame
-from wiretap.wire.redact import may_need_redaction, redact_json, redact_text
+from wiretap.wire.redact import redact_json, redact_text
+from wiretap.wire.token_precheck import may_need_redaction
 
 
 @dataclass(slots=True)
