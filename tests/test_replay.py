@@ -22,7 +22,7 @@ from replayrun import TASK_SERVER, WIRETAP, LineClient, play_session, recorded_s
 
 from wiretap.replay.matchers import Request, closest, failures, parse_match_on
 from wiretap.replay.pace import Pace
-from wiretap.replay.player import MISS_CODE
+from wiretap.replay.plan import MISS_CODE
 from wiretap.replay.volatile import TIMESTAMP_PLACEHOLDER, Volatile
 from wiretap.wire.structural_diff import differences
 

@@ -18,7 +18,8 @@ from wiretap.recording.writer import encode_event
 from wiretap.replay.index import CLOSEST_CANDIDATES
 from wiretap.replay.loader import _tasks, _words_in, load_script
 from wiretap.replay.pace import FAST
-from wiretap.replay.player import Player, ReplayOptions, dumps
+from wiretap.replay.plan import ReplayOptions
+from wiretap.replay.player import Player, dumps
 from wiretap.replay.script import Script, Step
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"

@@ -17,7 +17,8 @@ from wiretap.replay.pace import Pace
 from wiretap.replay.volatile import Volatile
 
 if TYPE_CHECKING:  # the player pulls in the analyses: imported when a replay runs, not with every command
-    from wiretap.replay.player import Player, ReplayOptions
+    from wiretap.replay.plan import ReplayOptions
+    from wiretap.replay.player import Player
     from wiretap.replay.script import Script
 
 
@@ -98,7 +99,7 @@ def replay(
     wiretap replay rec.jsonl --as client -- python -m my_server
     """
     from wiretap.replay.loader import load_script
-    from wiretap.replay.player import ReplayOptions
+    from wiretap.replay.plan import ReplayOptions
 
     volatile = Volatile.with_extra(ignored)
     script = load_script(recording, volatile)

@@ -18,7 +18,8 @@ from typing import IO, Any
 
 from aiohttp import web
 
-from wiretap.replay.player import Outlet, Plan, Player, dumps
+from wiretap.replay.plan import Outlet, Plan
+from wiretap.replay.player import Player, dumps
 from wiretap.replay.script import Json, Step, is_request, is_response
 from wiretap.run.proxy import parse_listen
 from wiretap.wire import jsonrpc

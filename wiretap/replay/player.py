@@ -23,12 +23,12 @@ import json
 import sys
 import time
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
-from typing import IO, Any, Protocol
+from dataclasses import dataclass
+from typing import IO, Any
 
 from wiretap.replay.index import Index
-from wiretap.replay.matchers import DEFAULT_MATCH_ON, Request
-from wiretap.replay.pace import RECORDED, Pace
+from wiretap.replay.matchers import Request
+from wiretap.replay.plan import MISS_CODE, ClientGone, Miss, Outlet, Plan, ReplayOptions
 from wiretap.replay.script import (
     POLL_METHODS,
     Exchange,
@@ -42,90 +42,10 @@ from wiretap.replay.script import (
 )
 from wiretap.replay.source import RecordingChanged
 from wiretap.replay.tasks import TaskClock
-from wiretap.replay.volatile import Volatile
 from wiretap.wire.json_values import as_dict
 
-MISS_CODE = -32099
-"""The JSON-RPC error code of an answer to a request the recording does not hold."""
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 _A2A_SEND = frozenset({"SendMessage", "SendStreamingMessage", "message/send", "message/stream"})
-
-
-@dataclass(frozen=True)
-class ReplayOptions:
-    match_on: tuple[str, ...] = DEFAULT_MATCH_ON
-    pace: Pace = RECORDED
-    volatile: Volatile = field(default_factory=Volatile)
-    replay_stderr: bool = True
-    """Write the server's recorded stderr lines to our stderr, at their offsets."""
-
-
-class Outlet(Protocol):
-    """Where the player's messages go: stdout, an HTTP response's event stream, a GET stream."""
-
-    async def send(self, step: Step, message: Json | None) -> None:
-        """Send ``message`` (``step.message`` remapped), or ``step.raw`` when it is None."""
-
-
-@dataclass
-class Miss:
-    at: float
-    """Live seconds since the replay started."""
-    request: Request
-    closest: Exchange | None
-    failed: list[str]
-
-    def reason(self) -> str:
-        if self.closest is None:
-            return "the recording holds no request"
-        return f"closest is {self.closest.describe()} ({'; '.join(self.failed)})"
-
-    def message(self) -> str:
-        return f"wiretap replay: no recorded request matches {self.request.describe()}; {self.reason()}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "at": round(self.at, 3),
-            "method": self.request.method,
-            "params": self.request.raw_params,
-            "closest": None
-            if self.closest is None
-            else {
-                "number": self.closest.number,
-                "method": self.closest.request.method,
-                "params": self.closest.request.raw_params,
-                "t": round(self.closest.t, 3),
-            },
-            "differed": self.failed,
-        }
-
-
-@dataclass
-class Plan:
-    """How the player answers one live request."""
-
-    message: Json
-    arrived: float
-    exchange: Exchange | None = None
-    miss: Miss | None = None
-    response: Json | None = None
-    """A task poll's response, chosen by the client's clock (None: the exchange's own)."""
-    replied: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set once the response went out (or never will)."""
-
-    @property
-    def event_stream(self) -> bool:
-        """Whether the recorded answer came as an event stream (HTTP)."""
-        exchange = self.exchange
-        if exchange is None:
-            return False
-        if exchange.http is not None:
-            return exchange.http.event_stream
-        return len(exchange.steps) > 1
-
-
-class ClientGone(Exception):
-    """The live client closed its end: a question to it will never be answered."""
 
 
 @dataclass
