@@ -1,4 +1,9 @@
-"""Protocol findings: each with a code, a severity, the times of the messages involved and advice."""
+"""Protocol findings: each with a code, a severity, the times of the messages involved and advice.
+
+Why one module: it is the catalogue of everything wiretap can say about a recording (codes, severities,
+wording, advice), read and kept consistent in one place; the rules that notice each case live with the
+passes that feed it.
+"""
 
 from __future__ import annotations
 

@@ -9,6 +9,9 @@ When the recorder falls behind, its inbox and then the pipe fill up. Then ``on_o
 (the default) waits for it, slowing the traffic only at that bound; ``"drop"`` keeps the traffic's
 pace and counts exactly what it could not hand over, which the recorder writes as a
 ``recording_gap`` event. If the recorder dies, traffic flows on and the file says so.
+
+Why one module: ``Recorder`` is the one object every transport holds, and its batching, overload
+policy, gap accounting and the wait for the recorder at exit share one pipe and one lock.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ arrived (chunked framing undone), the end of a message, or why the stream cannot
 framing (Content-Length with Transfer-Encoding, two Content-Lengths, a Transfer-Encoding that does
 not end in chunked) is an error, never forwarded: a proxy that reads a message's end differently
 from its upstream lets one request hide inside another (request smuggling).
+
+Why one module: a head is read and written again by the same framing rules (hop-by-hop headers,
+chunked, Content-Length), and a proxy whose reader and writer disagree on them can be smuggled
+through; they are kept side by side.
 """
 
 from __future__ import annotations
