@@ -8,6 +8,7 @@ tables, the HTML page and the SVG timeline all label it the same way.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
@@ -218,7 +219,7 @@ class TaskRow:
     server: str | None = field(default=None, metadata={"omit_none": True})
     poll_schedule: PollSchedule | None = field(default=None, metadata={"omit_none": True})
     """For a polled A2A task: the back-off steps, failed polls and the give-up point."""
-    cadence: array[float] = field(default_factory=lambda: array("d"), metadata={"json": False})
+    cadence: Sequence[float] = field(default_factory=lambda: array("d"), metadata={"json": False})
     """The intervals between polls that span no open question: the client's own cadence (``check``); packed,
     as a long recording's tasks hold one per poll."""
 
