@@ -25,7 +25,7 @@ SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
 
 
 class Task(Protocol):
-    """What a finding reads of a task (``analysis.tasks.Task``), so findings stay a leaf."""
+    """What a finding reads of a task (``analysis.task.Task``), so findings stay a leaf."""
 
     @property
     def id(self) -> str: ...

@@ -3,6 +3,10 @@
 
 Every figure a report shows has one name here (the JSON key) and one label (``FIGURES``): the text
 tables, the HTML page and the SVG timeline all label it the same way.
+
+Why one module: the report JSON is one public contract with one version (``REPORT_FORMAT``); the
+schema generator reads every type of it from this one namespace, and a reader of the contract finds
+all of it in one place.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from wiretap.analysis import model
-from wiretap.analysis.tasks import Task
+from wiretap.analysis.task import Task
 from wiretap.plural import plural
 
 

@@ -15,7 +15,8 @@ from wiretap.analysis.conversation import REQUEST, RESPONSE, Message
 from wiretap.analysis.headless import cancelled_at_once
 from wiretap.analysis.states import INTERRUPTED
 from wiretap.analysis.stats import median
-from wiretap.analysis.tasks import Task, related_task
+from wiretap.analysis.task import Task
+from wiretap.analysis.tasks import related_task
 from wiretap.wire.json_values import as_dict
 
 TASK_INPUT, ELICITATION, INPUT_REQUIRED_RESULT = (

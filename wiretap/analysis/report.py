@@ -28,8 +28,9 @@ from wiretap.analysis.poll_schedule import back_off_verdict
 from wiretap.analysis.questions import Question, QuestionLog, measure, task_questions
 from wiretap.analysis.shutdown import shutdown_verdict
 from wiretap.analysis.startup import Startup
+from wiretap.analysis.task import Task
 from wiretap.analysis.task_rows import question_row, rounded, rounded_t, task_row
-from wiretap.analysis.tasks import Task, TaskTracker
+from wiretap.analysis.tasks import TaskTracker
 from wiretap.analysis.timeline import Pairing, Row, row_for
 from wiretap.analysis.tool_calls import ToolCalls
 from wiretap.analysis.traffic import Traffic

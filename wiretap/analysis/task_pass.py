@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from wiretap.analysis.conversation import Conversation, Message
 from wiretap.analysis.findings import Findings
-from wiretap.analysis.tasks import Task, TaskTracker
+from wiretap.analysis.task import Task
+from wiretap.analysis.tasks import TaskTracker
 from wiretap.recording.events import Event
 
 

@@ -12,7 +12,7 @@ from wiretap.analysis.model import ClientExit
 from wiretap.analysis.poll_schedule import poll_schedule
 from wiretap.analysis.questions import Question, touches
 from wiretap.analysis.stats import Distribution, median
-from wiretap.analysis.tasks import Task
+from wiretap.analysis.task import Task
 
 CLAUDE_CODE_POLL = poll_rule_for("claude-code")
 

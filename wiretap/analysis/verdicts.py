@@ -10,8 +10,8 @@ from wiretap.analysis.client_rules import ClientRule
 from wiretap.analysis.model import FIGURES, ClientExit, ServerExit
 from wiretap.analysis.questions import Question
 from wiretap.analysis.stats import Distribution
+from wiretap.analysis.task import Task
 from wiretap.analysis.task_rows import cadence_of, pattern, rounded, settled
-from wiretap.analysis.tasks import Task
 from wiretap.plural import plural
 
 CANCEL_BEFORE_EXIT = 0.5

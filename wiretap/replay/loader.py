@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from wiretap.analysis.task import Task
 from wiretap.analysis.task_pass import TaskPass
-from wiretap.analysis.tasks import Task
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.reader import open_recording
 from wiretap.replay.keys import name_key, params_key

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from wiretap.analysis.tasks import Task
+from wiretap.analysis.task import Task
 from wiretap.recording.events import Event
 from wiretap.replay.keys import default_key
 from wiretap.replay.matchers import Request

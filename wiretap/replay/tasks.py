@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from wiretap.analysis.states import State
-from wiretap.analysis.tasks import Task
+from wiretap.analysis.task import Task
 from wiretap.replay.pace import Pace
 from wiretap.replay.script import Exchange, Json
 
