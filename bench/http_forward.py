@@ -8,7 +8,7 @@ Variants, all against ``bench/http_upstream.py`` (plain HTTP, and HTTPS with a t
 * ``forward``      ``wiretap proxy --forward``: the client keeps the upstream's plain HTTP URL and sends
   absolute-form requests to wiretap as its proxy.
 * ``forward-tls``  the same proxy, the HTTPS upstream: CONNECT, then TLS with the run's CA, intercepted.
-* ``mitmdump-tls`` (``--mitmdump``) mitmproxy 11.0.2 (tests/peers.py) as a regular proxy in front of the
+* ``mitmdump-tls`` (``--mitmdump``) mitmproxy 11.0.2 (tests/support/peers.py) as a regular proxy in front of the
   HTTPS upstream, streaming bodies: the reference for TLS interception.
 
 Each round visits every variant in turn (the order rotates), with the aiohttp load client
@@ -78,7 +78,7 @@ def _forward(tmp: Path, cafile: Path) -> tuple[subprocess.Popen[str], dict[str, 
 
 
 def _mitmdump(tmp: Path, cafile: Path) -> tuple[subprocess.Popen[str], str, str]:
-    import peers
+    from support import peers
 
     port, confdir = _free_port(), tmp / "mitmproxy"
     command = [str(peers.mitmproxy()), "--listen-host", "127.0.0.1", "--listen-port", str(port), "-q"]

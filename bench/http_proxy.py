@@ -10,7 +10,7 @@ Variants (all against ``bench/http_upstream.py``, an aiohttp MCP Streamable HTTP
 * ``wiretap``  ``python -m wiretap proxy --upstream URL --listen 127.0.0.1:0 --out FILE`` (recording
   on, redaction on: the defaults).
 * ``mitmdump`` ``mitmdump --mode reverse:URL --listen-host 127.0.0.1 --listen-port P -q
-  --set stream_large_bodies=1`` (mitmproxy 11.0.2 from tests/peers.py): every body is streamed, so
+  --set stream_large_bodies=1`` (mitmproxy 11.0.2 from tests/support/peers.py): every body is streamed, so
   SSE events are passed on as they come rather than buffered to the end of the response. Nothing
   else is changed from mitmproxy's defaults.
 
@@ -527,9 +527,11 @@ def main() -> int:
 
     mitmdump: Path | None = None
     if "mitmdump" in names:
-        import peers
+        from support import peers
 
-        print("mitmdump: building or reusing the mitmproxy peer (tests/peers.py)...", file=sys.stderr, flush=True)
+        print(
+            "mitmdump: building or reusing the mitmproxy peer (tests/support/peers.py)...", file=sys.stderr, flush=True
+        )
         mitmdump = peers.mitmproxy()
 
     global LOADAVG_AT_START

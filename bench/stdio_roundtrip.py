@@ -6,7 +6,7 @@ Variants (each spawns ``bench/echo_server.py`` with this Python):
 
 * ``direct``  the client talks to the server's pipes itself: the floor.
 * ``minimal`` ``bench/minimal_relay.py``: asyncio, readline per message, one log write per line.
-* ``mcp-rec`` ``mcp-rec record`` 0.1.1 (a select() loop), from tests/peers.py's ``mcp_rec()``.
+* ``mcp-rec`` ``mcp-rec record`` 0.1.1 (a select() loop), from tests/support/peers.py's ``mcp_rec()``.
 * ``wiretap`` ``python -m wiretap tap --out FILE -- SERVER``, from this checkout.
 * ``wiretap[NAME]`` with ``--wiretap-src DIR``: wiretap from a changed copy of the package (DIR holds
   ``wiretap/``), to measure a change against the checkout in the same run.
@@ -27,7 +27,7 @@ hits all variants alike and no relay's leftover work (a recorder catching up) is
    the relay is idle: the slowest is how long traffic stalls while the relay finishes with the line.
 
 Results: a table on stdout and bench/results/stdio-<utc>.json (raw samples included). It installs
-nothing except the mcp-rec peer, through tests/peers.py. About two minutes on 2 cores.
+nothing except the mcp-rec peer, through tests/support/peers.py. About two minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import importlib.util
 import json
 import os
 import platform
@@ -68,11 +67,10 @@ READ = 1 << 20
 
 
 def load_peers() -> Any:
-    spec = importlib.util.spec_from_file_location("wiretap_test_peers", REPO / "tests" / "peers.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    sys.path.insert(0, str(REPO / "tests"))
+    from support import peers
+
+    return peers
 
 
 # --- variants ---------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Shared fixtures. Real third-party peers are built on first use by tests/peers.py."""
+"""Shared fixtures. Real third-party peers are built on first use by tests/support/peers.py."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester"]  # tests/test_record_modes.py runs sample projects
+pytest_plugins = ["pytester"]  # tests/replay/test_record_modes.py runs sample projects
 TESTS = Path(__file__).resolve().parent
-sys.path.insert(0, str(TESTS))
 
 # A suite started as a background job inherits SIGINT ignored, and so would every wiretap it spawns (an
 # ignored signal survives exec; Python then installs no KeyboardInterrupt handler): the Ctrl-C tests
@@ -45,7 +44,7 @@ def wiretap_cmd() -> list[str]:
 @pytest.fixture(scope="session")
 def claude_code_bin() -> Path:
     """The real Claude Code binary (PEERS.md), installed under .peers/ on first use."""
-    import peers
+    from support import peers
 
     return peers.claude_code()
 
@@ -53,7 +52,7 @@ def claude_code_bin() -> Path:
 @pytest.fixture(scope="session")
 def mcp_sdk_python() -> Path:
     """The python of a venv holding the real MCP Python SDK 2.3.0 (PEERS.md), built on first use."""
-    import peers
+    from support import peers
 
     return peers.mcp_sdk()
 
@@ -61,7 +60,7 @@ def mcp_sdk_python() -> Path:
 @pytest.fixture(scope="session")
 def a2a_sdk_python() -> Path:
     """The python of a venv holding the real a2a-sdk 1.3.0 with uvicorn (PEERS.md), built on first use."""
-    import peers
+    from support import peers
 
     return peers.a2a_sdk()
 
@@ -69,7 +68,7 @@ def a2a_sdk_python() -> Path:
 @pytest.fixture(scope="session")
 def fastmcp_tasks_python() -> Path:
     """The python of a venv holding fastmcp 4.1.4 + fastmcp-tasks 4.1.4 (PEERS.md), built on first use."""
-    import peers
+    from support import peers
 
     return peers.fastmcp_tasks()
 
@@ -77,7 +76,7 @@ def fastmcp_tasks_python() -> Path:
 @pytest.fixture(scope="session")
 def server_everything_bin() -> Path:
     """The reference "everything" server's executable (npm, PEERS.md), installed on first use."""
-    import peers
+    from support import peers
 
     return peers.server_everything()
 
@@ -86,7 +85,7 @@ def server_everything_bin() -> Path:
 def ts_sdk() -> Path:
     """The MCP TypeScript SDK 1.32.2's node_modules (npm, PEERS.md), installed on first use; skipped
     outside CI where node or npm cannot install it."""
-    import peers
+    from support import peers
 
     try:
         if shutil.which("node") is None:
@@ -102,7 +101,7 @@ def ts_sdk() -> Path:
 def node_24() -> Path:
     """A Node 24 binary (npm ``node-<platform>-<arch>``): fetch with proxy variables needs it; skipped outside
     CI where npm cannot install it."""
-    import peers
+    from support import peers
 
     try:
         if shutil.which("npm") is None:

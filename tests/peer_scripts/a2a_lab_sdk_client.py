@@ -1,4 +1,4 @@
-"""The real a2a-sdk 1.3.0 client against ``wiretap lab serve --a2a``, for tests/test_lab_a2a_real.py.
+"""The real a2a-sdk 1.3.0 client against ``wiretap lab serve --a2a``, for tests/e2e/test_lab_a2a_real.py.
 
 Runs in the a2a-sdk venv's python: ``a2a_lab_sdk_client.py URL``. For each of the card's 1.0 bindings
 (JSON-RPC, then HTTP+JSON) it sends, with ``ClientConfig(polling=True)`` (``returnImmediately``), one

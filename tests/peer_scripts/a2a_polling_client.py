@@ -1,5 +1,5 @@
 """An A2A client on the real a2a-sdk 1.3.0 that polls one task and streams two, for
-tests/test_report_real_peers.py.
+tests/e2e/test_report_real_peers.py.
 
 Runs in the a2a-sdk venv's python: ``a2a_polling_client.py URL [--poll SECONDS]``. For each of the
 card's 1.0 bindings (JSON-RPC, then HTTP+JSON) it:

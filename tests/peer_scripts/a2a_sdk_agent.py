@@ -1,4 +1,4 @@
-"""An A2A agent on the real a2a-sdk 1.3.0, for tests/test_real_a2a.py.
+"""An A2A agent on the real a2a-sdk 1.3.0, for tests/e2e/test_real_a2a.py.
 
 Runs in the peer venv's python, not the test python: ``a2a_sdk_agent.py --request-log FILE``.
 It binds 127.0.0.1 on a free port, prints its base URL as the first line of stdout, and serves

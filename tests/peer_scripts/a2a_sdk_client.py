@@ -1,4 +1,4 @@
-"""An A2A client on the real a2a-sdk 1.3.0, for tests/test_real_a2a.py.
+"""An A2A client on the real a2a-sdk 1.3.0, for tests/e2e/test_real_a2a.py.
 
 Runs in the peer venv's python, not the test python: ``a2a_sdk_client.py URL``. URL is all it is
 given (the agent's, or a proxy's): it resolves the agent card from there and then talks to the URLs

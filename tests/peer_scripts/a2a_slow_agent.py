@@ -1,6 +1,6 @@
 """An A2A agent on the real a2a-sdk 1.3.0 whose tasks take long enough to be polled.
 
-For tests/test_report_real_peers.py; runs in the a2a-sdk venv's python: ``a2a_slow_agent.py``. It
+For tests/e2e/test_report_real_peers.py; runs in the a2a-sdk venv's python: ``a2a_slow_agent.py``. It
 binds 127.0.0.1 on a free port, prints its base URL as the first line of stdout, and serves until
 SIGINT or SIGTERM (uvicorn). The card offers JSON-RPC 1.0 at ``/a2a/jsonrpc`` and HTTP+JSON 1.0 at
 ``/a2a/rest`` (``DefaultRequestHandler`` + ``InMemoryTaskStore``).

@@ -1,6 +1,6 @@
 """A fastmcp 4.1.4 client calling tools as 2026-07-28 tasks (fastmcp-tasks) over Streamable HTTP.
 
-For tests/test_real_mcp_http.py; runs in the fastmcp-tasks venv's python:
+For tests/e2e/test_real_mcp_http.py; runs in the fastmcp-tasks venv's python:
 ``fastmcp_tasks_http_client.py URL --wire-log FILE``. It calls ``slow_sum`` and ``slow_fail`` with
 ``call_tool_task`` (the server answers ``resultType: "task"`` at once), drives each handle to its
 end (``ToolTask.result()`` polls ``tasks/get``), and prints one JSON object on stdout: the create

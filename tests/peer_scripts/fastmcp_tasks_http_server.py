@@ -1,6 +1,6 @@
 """A fastmcp 4.1.4 server with the 2026-07-28 tasks extension (fastmcp-tasks), over Streamable HTTP.
 
-For tests/test_real_mcp_http.py; runs in the fastmcp-tasks venv's python:
+For tests/e2e/test_real_mcp_http.py; runs in the fastmcp-tasks venv's python:
 ``fastmcp_tasks_http_server.py --log FILE``. It binds 127.0.0.1 on a free port, prints its endpoint
 URL (``http://127.0.0.1:PORT/mcp``) as the first line of stdout, and serves until SIGINT or SIGTERM.
 ``slow_sum`` must run as a task (``TaskConfig(mode="required")``) and tells clients to poll every

@@ -1,6 +1,6 @@
 """A fastmcp 4.1.4 client calling a tool as a 2026-07-28 task (fastmcp-tasks), over stdio.
 
-For tests/test_report_real_peers.py; runs in the fastmcp-tasks venv's python:
+For tests/e2e/test_report_real_peers.py; runs in the fastmcp-tasks venv's python:
 ``fastmcp_tasks_stdio_client.py TOOL ARGS_JSON -- SERVER [ARGS...]``. It calls TOOL with
 ``call_tool_task`` (the server answers ``resultType: "task"`` at once) and drives the handle with
 ``ToolTask.result()``, whose poller (``_drive_to_terminal``) polls ``tasks/get`` at once, then sleeps

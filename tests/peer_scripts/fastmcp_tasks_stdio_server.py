@@ -1,6 +1,6 @@
 """A fastmcp 4.1.4 server with the 2026-07-28 tasks extension (fastmcp-tasks), over stdio.
 
-For tests/test_report_real_peers.py; runs in the fastmcp-tasks venv's python:
+For tests/e2e/test_report_real_peers.py; runs in the fastmcp-tasks venv's python:
 ``fastmcp_tasks_stdio_server.py [--poll-ms N]``. ``slow_job`` must run as a task
 (``TaskConfig(mode="required")``), sleeps ``seconds`` and tells clients to poll every ``--poll-ms``
 milliseconds (``pollIntervalMs``, default 1000); the in-memory docket runs it in this process.

@@ -1,6 +1,6 @@
 """mcp_tasks_client.py over Streamable HTTP: a 2025-11-25 task on the real MCP Python SDK 1.30.0.
 
-For tests/test_lab_probe_real.py; runs in the mcp 1.30 venv's python:
+For tests/e2e/test_lab_probe_real.py; runs in the mcp 1.30 venv's python:
 ``lab_mcp_tasks_http_client.py TOOL ARGS_JSON URL``. Same steps and output as mcp_tasks_client.py
 (``call_tool_as_task``, ``poll_task``, ``get_task_result`` at ``input_required``, the elicitation
 accepted with the schema's first choices), with ``streamablehttp_client`` instead of stdio.

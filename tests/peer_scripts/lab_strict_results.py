@@ -1,6 +1,6 @@
 """Check MCP results against the real MCP Python SDK's strict per-version wire surface.
 
-For tests/test_lab_probe_strict.py; runs in the mcp 2.3 venv's python: ``lab_strict_results.py FILE``,
+For tests/e2e/test_lab_probe_strict.py; runs in the mcp 2.3 venv's python: ``lab_strict_results.py FILE``,
 FILE a JSON list of ``{"method", "version", "result"}``. ``mcp_types.methods.validate_server_result``
 is what the SDK's client judges every answer by once a connection is adopted. Prints a JSON list with one
 entry per item: null when valid, else the validation error.

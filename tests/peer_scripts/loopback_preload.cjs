@@ -1,4 +1,4 @@
-// Loaded with NODE_OPTIONS=--require=THIS into a node server under test (tests/test_real_mcp_http.py).
+// Loaded with NODE_OPTIONS=--require=THIS into a node server under test (tests/e2e/test_real_mcp_http.py).
 //
 // - Every TCP listen() goes to 127.0.0.1, whatever host (or none) the server asked for: the
 //   reference servers listen on all interfaces, and tests must only ever bind loopback.

@@ -1,4 +1,4 @@
-"""An MCP client on the real MCP Python SDK, for tests/test_real_mcp_sdk.py.
+"""An MCP client on the real MCP Python SDK, for tests/e2e/test_real_mcp_sdk.py.
 
 Runs in the peer venv's python, not the test python: ``mcp_sdk_client.py MODE -- SERVER [ARGS...]``.
 It connects over stdio with ``mcp.Client(..., mode=MODE)`` (``auto`` probes ``server/discover``,

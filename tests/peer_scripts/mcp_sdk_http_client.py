@@ -1,4 +1,4 @@
-"""An MCP Streamable HTTP client on the real MCP Python SDK 2.3.0, for tests/test_real_mcp_http.py.
+"""An MCP Streamable HTTP client on the real MCP Python SDK 2.3.0, for tests/e2e/test_real_mcp_http.py.
 
 Runs in the peer venv's python: ``mcp_sdk_http_client.py URL --mode auto|legacy --wire-log FILE``.
 ``mcp.Client`` connects with ``mode`` (``auto`` probes ``server/discover`` and stays on 2026-07-28

@@ -1,4 +1,4 @@
-"""An MCP Streamable HTTP server on the real MCP Python SDK 2.3.0, for tests/test_real_mcp_http.py.
+"""An MCP Streamable HTTP server on the real MCP Python SDK 2.3.0, for tests/e2e/test_real_mcp_http.py.
 
 Runs in the peer venv's python: ``mcp_sdk_http_server.py --log FILE [--sse]``. It binds 127.0.0.1 on a free
 port, prints its endpoint URL (``http://127.0.0.1:PORT/mcp``) as the first line of stdout, and serves

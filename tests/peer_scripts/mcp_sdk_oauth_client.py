@@ -1,5 +1,5 @@
 """An MCP client on the real MCP Python SDK 2.3.0 that logs in with OAuth (discovery, dynamic registration,
-PKCE, resource indicator) and calls a tool, for tests/test_forward_oauth.py.
+PKCE, resource indicator) and calls a tool, for tests/e2e/test_forward_oauth.py.
 
 Runs in the peer venv's python: ``mcp_sdk_oauth_client.py URL``. Nobody is at a browser: the redirect
 handler fetches the authorization URL itself and takes the code from the authorization server's 302.

@@ -1,4 +1,4 @@
-"""An MCP stdio server on the real MCP Python SDK, for tests/test_real_mcp_sdk.py.
+"""An MCP stdio server on the real MCP Python SDK, for tests/e2e/test_real_mcp_sdk.py.
 
 Runs in the peer venv's python, not the test python. Its stdin and stdout pass through byte-exact
 tees into ``WIRE_LOG.in`` and ``WIRE_LOG.out``: what the server itself read and wrote, to compare a

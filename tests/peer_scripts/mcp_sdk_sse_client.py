@@ -1,6 +1,6 @@
 """An MCP client on the real MCP Python SDK 2.3.0 over the old HTTP+SSE transport (2024-11-05).
 
-For tests/test_real_mcp_http.py; runs in the SDK venv's python:
+For tests/e2e/test_real_mcp_http.py; runs in the SDK venv's python:
 ``mcp_sdk_sse_client.py SSE_URL --wire-log FILE``. ``sse_client`` GETs the SSE endpoint, waits for
 the ``endpoint`` event, resolves its URL against SSE_URL (refusing one on another origin) and POSTs
 every message there. The client then uses the reference "everything" server's ``echo``, ``get-sum``

@@ -1,4 +1,4 @@
-"""The real MCP Python SDK client against ``wiretap mcp``, for tests/test_mcp_real_clients.py.
+"""The real MCP Python SDK client against ``wiretap mcp``, for tests/e2e/test_mcp_real_clients.py.
 
 Runs in the peer venv's python: ``mcp_sdk_wiretap_client.py MODE CALLS_JSON -- SERVER [ARGS...]``. It
 connects over stdio, passing on its environment (``auto`` probes ``server/discover``, ``legacy`` sends

@@ -1,6 +1,6 @@
 """An MCP client calling a tool as a 2025-11-25 task, on the real MCP Python SDK 1.30.0, over stdio.
 
-For tests/test_report_real_peers.py; runs in the mcp 1.30 venv's python:
+For tests/e2e/test_report_real_peers.py; runs in the mcp 1.30 venv's python:
 ``mcp_tasks_client.py TOOL ARGS_JSON -- SERVER [ARGS...]``. It follows the SDK's documented
 pattern (docs/experimental/tasks-client.md): ``session.experimental.call_tool_as_task``, then
 ``poll_task`` (which polls ``tasks/get`` and sleeps the server's ``pollInterval`` between polls);

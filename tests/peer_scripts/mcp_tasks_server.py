@@ -1,6 +1,6 @@
 """An MCP server with 2025-11-25 core tasks on the real MCP Python SDK 1.30.0, over stdio.
 
-For tests/test_report_real_peers.py; runs in the mcp 1.30 venv's python:
+For tests/e2e/test_report_real_peers.py; runs in the mcp 1.30 venv's python:
 ``mcp_tasks_server.py [--poll-ms N]``. It is the SDK's documented task server: the lowlevel
 ``Server`` with ``server.experimental.enable_tasks()``, a tool whose ``execution.taskSupport`` is
 ``required``, and ``ctx.experimental.run_task(work)`` in ``call_tool``. ``slow_job`` sleeps

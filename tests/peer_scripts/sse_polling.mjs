@@ -1,4 +1,4 @@
-// The MCP TypeScript SDK's own SEP-1699 example pair, unmodified, as test peers (tests/test_sse_polling_example.py).
+// The MCP TypeScript SDK's own SEP-1699 example pair, unmodified, as test peers (tests/e2e/test_sse_polling_example.py).
 //
 //   node sse_polling.mjs NODE_MODULES server      the example server, on a free loopback port: prints its URL first
 //   node sse_polling.mjs NODE_MODULES client URL  the example client, talking to URL

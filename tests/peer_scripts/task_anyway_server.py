@@ -1,6 +1,6 @@
 """An MCP stdio server (standard library only) that returns a task to clients that never asked for one.
 
-For tests/test_report_real_peers.py: ``task_anyway_server.py --design 2025|2026``. Its one tool,
+For tests/e2e/test_report_real_peers.py: ``task_anyway_server.py --design 2025|2026``. Its one tool,
 ``research``, answers every ``tools/call`` with a task handle, whatever the request said:
 
 - ``2025``: a legacy server (``server/discover`` gets -32601, ``initialize`` answers 2025-11-25)

@@ -1,10 +1,10 @@
-// The MCP TypeScript SDK's own Client as a test peer (tests/test_ts_sdk_client.py).
+// The MCP TypeScript SDK's own Client as a test peer (tests/e2e/test_ts_sdk_client.py).
 //
 //   node ts_sdk_client.mjs NODE_MODULES [--tool NAME] stdio COMMAND [ARGS...]
 //   node ts_sdk_client.mjs NODE_MODULES http URL
 //   node ts_sdk_client.mjs NODE_MODULES sse URL
 //
-// NODE_MODULES is the npm folder holding @modelcontextprotocol/sdk (tests/peers.py::ts_sdk): ESM
+// NODE_MODULES is the npm folder holding @modelcontextprotocol/sdk (tests/support/peers.py::ts_sdk): ESM
 // resolution ignores NODE_PATH, so the SDK is imported by path. It connects with
 // StdioClientTransport, StreamableHTTPClientTransport or SSEClientTransport (legacy HTTP+SSE,
 // 2024-11-05: GET URL for the endpoint event, POSTs there, answers on the stream), lists the tools,

@@ -1,5 +1,5 @@
 // An MCP client on the TypeScript SDK that logs in with OAuth (discovery, dynamic registration, PKCE,
-// resource indicator) and calls a tool, for tests/test_forward_oauth.py.
+// resource indicator) and calls a tool, for tests/e2e/test_forward_oauth.py.
 //
 //   node ts_sdk_oauth_client.mjs NODE_MODULES URL
 //

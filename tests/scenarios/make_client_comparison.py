@@ -19,8 +19,8 @@ TESTS = Path(__file__).resolve().parent.parent
 REPO = TESTS.parent
 sys.path.insert(0, str(TESTS))
 
-import peers  # noqa: E402
-from test_wrap_codex_gemini import claude_run, codex_run, gemini_run, sdk_http_server  # noqa: E402
+from support import peers  # noqa: E402
+from support.codex_gemini import claude_run, codex_run, gemini_run, sdk_http_server  # noqa: E402
 
 OUT = REPO / "recordings" / "clients"
 

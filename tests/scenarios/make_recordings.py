@@ -3,7 +3,7 @@
     python tests/scenarios/make_recordings.py [--out recordings] [SCENARIO...]
 
 Each scenario is a client of known timing (mcp_task_client.py over ``wiretap tap``, a2a_client.py over
-``wiretap proxy``); see their docstrings for the schedules, and tests/test_report_scenarios.py for
+``wiretap proxy``); see their docstrings for the schedules, and tests/analysis/test_report_scenarios.py for
 the truths checked against ``wiretap report``. A recording is shipped only if its schedule was kept:
 no shift, and every scheduled send recorded within ``SHIPPED_FIDELITY`` of its time (a recording taken
 on a busy machine is made again). Shipped files go through ``wiretap scrub`` (no home, checkout,

@@ -1,4 +1,4 @@
-"""A scenario MCP stdio client that polls a task at a fixed rate, for tests/test_replay_tasks.py.
+"""A scenario MCP stdio client that polls a task at a fixed rate, for tests/replay/test_replay_tasks.py.
 
 ``python replay_task_client.py --poll SECONDS --answer-after SECONDS -- SERVER [ARGS...]`` (standard
 library only). It starts SERVER, discovers it, lists its tools, calls ``migrate`` as a task (declaring

@@ -1,4 +1,4 @@
-"""A scenario MCP stdio server whose task runs on the clock, for tests/test_replay_tasks.py.
+"""A scenario MCP stdio server whose task runs on the clock, for tests/replay/test_replay_tasks.py.
 
 ``python replay_task_server.py [--result TEXT] [--shout] [--die-after N]`` (standard library only; a
 bad option gets argparse's usage on stderr and exit status 2). It speaks the 2026-07-28

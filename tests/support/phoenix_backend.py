@@ -1,0 +1,114 @@
+"""Arize Phoenix (PEERS.md) as a real OTLP backend: started on free loopback ports, read back over its REST API."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+READY_SECONDS = 240
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Phoenix:
+    url: str
+
+    def spans(self, project: str) -> list[dict[str, Any]]:
+        """Every span of ``project`` (the ``openinference.project.name`` resource attribute)."""
+        spans: list[dict[str, Any]] = []
+        cursor = ""
+        while True:
+            query = f"?limit=1000{'&cursor=' + cursor if cursor else ''}"
+            try:
+                with urllib.request.urlopen(f"{self.url}/v1/projects/{project}/spans{query}", timeout=30) as response:
+                    page = json.load(response)
+            except urllib.error.HTTPError as exc:
+                if exc.code == 404:  # no span has arrived for the project yet
+                    return []
+                raise
+            spans += page["data"]
+            cursor = page.get("next_cursor") or ""
+            if not cursor:
+                return spans
+
+    def wait_for(self, project: str, count: int, seconds: float = 120) -> list[dict[str, Any]]:
+        """The project's spans once ``count`` have arrived (Phoenix ingests asynchronously), or at the deadline."""
+        deadline = time.monotonic() + seconds
+        spans = self.spans(project)
+        while len(spans) < count and time.monotonic() < deadline:
+            time.sleep(0.5)
+            spans = self.spans(project)
+        time.sleep(1.0)  # and any that would come on top of those expected
+        return self.spans(project)
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+@contextmanager
+def running_phoenix(command: Path, working_dir: Path) -> Iterator[Phoenix]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(free_port()),
+        "PHOENIX_WORKING_DIR": str(working_dir),
+        "PHOENIX_TELEMETRY_ENABLED": "false",
+    }
+    log = (working_dir / "phoenix.log").open("wb")
+    proc = subprocess.Popen([str(command), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + READY_SECONDS
+        while not _healthy(url):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"phoenix did not start: {(working_dir / 'phoenix.log').read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield Phoenix(url)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
+    from support import peers
+    from support.export_peers import _offline
+
+    try:
+        command = peers.phoenix()
+    except RuntimeError as exc:
+        if os.environ.get("CI") == "true" or not _offline(str(exc)):
+            raise
+        pytest.skip(f"arize-phoenix cannot be installed here: {str(exc)[:200]}")
+    with running_phoenix(command, tmp_path_factory.mktemp("phoenix")) as running:
+        yield running
