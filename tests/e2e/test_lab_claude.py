@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from wiretap.analysis.session_report import build_session_report
-from wiretap.lab.investigation import Investigation, Row, build_investigation
+from wiretap.lab.investigation import build_investigation
+from wiretap.lab.investigation_model import Investigation, Row
 from wiretap.recording.folders import open_session
 
 pytestmark = pytest.mark.slow

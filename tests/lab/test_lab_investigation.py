@@ -19,8 +19,9 @@ import pytest
 from support.taprun import TAP, settled_read_all
 
 from wiretap.analysis.report import build_report
-from wiretap.lab.conditions import LAB_META
-from wiretap.lab.investigation import Investigation, Row, build_investigation, parse_conditions
+from wiretap.lab.conditions import LAB_META, parse_conditions
+from wiretap.lab.investigation import build_investigation
+from wiretap.lab.investigation_model import Investigation, Row
 from wiretap.lab.investigation_output import render_html, render_markdown, render_text
 
 PROBE = [sys.executable, "-m", "wiretap", "lab", "serve"]

@@ -104,7 +104,7 @@ def run(scripted: bool, conditions_text: str | None, out: Path | None, fmt: str,
     import os
     import sys
 
-    from wiretap.lab.investigation import parse_conditions
+    from wiretap.lab.conditions import parse_conditions
     from wiretap.lab.run import run_lab
     from wiretap.transports.process import exit_like
     from wiretap.wrap.session import ClientNotStarted
@@ -141,7 +141,8 @@ def report(session: Path, conditions_text: str | None, fmt: str, out: Path | Non
 def investigation_of(path: Path, conditions_text: str | None, fmt: str) -> str:
     """The investigation of a session folder or a recording, rendered; the manifest's conditions by default."""
     from wiretap.export.report_output import load_report
-    from wiretap.lab.investigation import build_investigation, parse_conditions
+    from wiretap.lab.conditions import parse_conditions
+    from wiretap.lab.investigation import build_investigation
     from wiretap.lab.investigation_output import render
 
     conditions = parse_conditions(conditions_text)

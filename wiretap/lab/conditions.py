@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from wiretap.analysis.model import ToolCall
 from wiretap.errors import BadInput
+from wiretap.wire.json_values import as_dict
 
 LAB_META = "wiretap/lab"
 """The ``_meta`` key under which the server states the condition and its settings on the wire."""
@@ -163,3 +165,46 @@ CONDITIONS: tuple[Condition, ...] = (
 
 BY_TOOL = {c.tool: c for c in CONDITIONS}
 BY_NAME = {c.name: c for c in CONDITIONS}
+
+
+def parse_conditions(text: str | None) -> list[Condition] | None:
+    """``--conditions a,b``: the named conditions (names or tool names); None for all. BadInput names a bad one."""
+    if text is None:
+        return None
+    chosen = []
+    for word in (w.strip() for w in text.split(",")):
+        if not word:
+            continue
+        found = BY_NAME.get(word) or BY_TOOL.get(word)
+        if found is None:
+            known = ", ".join(c.name for c in CONDITIONS)
+            raise BadInput(f"--conditions {word!r}: not a lab condition (conditions: {known})")
+        if found not in chosen:
+            chosen.append(found)
+    if not chosen:
+        raise BadInput("--conditions: name at least one condition")
+    return chosen
+
+
+def lab_meta(call: ToolCall) -> dict[str, Any]:
+    found = call.meta.get(LAB_META)
+    return as_dict(found)
+
+
+def condition_of(call: ToolCall) -> Condition | None:
+    """The condition the server says it ran (``_meta["wiretap/lab"]``), else the one its tool is."""
+    said = lab_meta(call).get("condition")
+    if isinstance(said, str) and (found := BY_NAME.get(said) or BY_TOOL.get(said)) is not None:
+        return found
+    return BY_TOOL.get(call.tool)
+
+
+def settings_of(call: ToolCall, condition: Condition) -> dict[str, Any]:
+    """The settings the server states on the wire; else the call's arguments with the defaults filled in."""
+    said = lab_meta(call).get("settings")
+    if isinstance(said, dict):
+        return dict(said)
+    try:
+        return dict(condition.settings(call.arguments))
+    except BadInput:
+        return dict(call.arguments)

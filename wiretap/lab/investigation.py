@@ -10,106 +10,20 @@ cancel, the exit), so any task recording reads the same way.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from wiretap.analysis.client_rules import Behaviour, ClientRule, rules_for
 from wiretap.analysis.model import QuestionRow, Report, TaskRow, ToolCall, Via
 from wiretap.analysis.verdicts import CANCEL_BEFORE_EXIT
-from wiretap.errors import BadInput
-from wiretap.lab.conditions import BY_NAME, BY_TOOL, CONDITIONS, LAB_META, Condition, Kind
-from wiretap.wire.json_values import as_dict
+from wiretap.lab.answers import answer_questions
+from wiretap.lab.conditions import Condition, Kind, condition_of, settings_of
+from wiretap.lab.investigation_model import Investigation, Row
 
 CADENCE_MS = 20
 """A settled cadence this close to the interval a rule applies agrees with the rule."""
 TOGETHER = 0.1
 """Cancels this close together were sent in one go (TaskStop's pair): closer than a person asks twice, and
 wide enough for a client on a loaded machine."""
-
-
-@dataclass
-class Row:
-    condition: str
-    """A lab condition's name, or what a non-lab task shows (``polling``, ``open form``…)."""
-    tool: str | None
-    asked: str
-    """What the server asked for: the settings on the wire (``_meta["wiretap/lab"]``) and the task's fields."""
-    did: str
-    verdict: str
-    evidence: list[float] = field(default_factory=list)
-    """Seconds (the session's clock) of the messages that show it."""
-    agrees: bool | None = None
-    """Whether what the client did is what its known rule says; None when no rule of this client applies."""
-    task: str | None = None
-    server: str | None = None
-
-
-@dataclass
-class Answer:
-    question: str
-    rule: str | None
-    """The rule known for the client that ran (its own only); None when none is known."""
-    seen: str
-    """What this session shows; ``not exercised`` when no condition tested it."""
-    agrees: bool | None = None
-
-
-@dataclass
-class Investigation:
-    source: str
-    name: str | None
-    client: str | None
-    """As a person names it (``Claude Code``), else its ``clientInfo`` name."""
-    client_version: str | None
-    poll_rule: str
-    rows: list[Row]
-    answers: list[Answer]
-    not_run: list[str] = field(default_factory=list)
-    """Conditions asked for that the session never called."""
-    calls_left_out: int = 0
-
-
-def parse_conditions(text: str | None) -> list[Condition] | None:
-    """``--conditions a,b``: the named conditions (names or tool names); None for all. BadInput names a bad one."""
-    if text is None:
-        return None
-    chosen = []
-    for word in (w.strip() for w in text.split(",")):
-        if not word:
-            continue
-        found = BY_NAME.get(word) or BY_TOOL.get(word)
-        if found is None:
-            known = ", ".join(c.name for c in CONDITIONS)
-            raise BadInput(f"--conditions {word!r}: not a lab condition (conditions: {known})")
-        if found not in chosen:
-            chosen.append(found)
-    if not chosen:
-        raise BadInput("--conditions: name at least one condition")
-    return chosen
-
-
-def lab_meta(call: ToolCall) -> dict[str, Any]:
-    found = call.meta.get(LAB_META)
-    return as_dict(found)
-
-
-def condition_of(call: ToolCall) -> Condition | None:
-    """The condition the server says it ran (``_meta["wiretap/lab"]``), else the one its tool is."""
-    said = lab_meta(call).get("condition")
-    if isinstance(said, str) and (found := BY_NAME.get(said) or BY_TOOL.get(said)) is not None:
-        return found
-    return BY_TOOL.get(call.tool)
-
-
-def settings_of(call: ToolCall, condition: Condition) -> dict[str, Any]:
-    """The settings the server states on the wire; else the call's arguments with the defaults filled in."""
-    said = lab_meta(call).get("settings")
-    if isinstance(said, dict):
-        return dict(said)
-    try:
-        return dict(condition.settings(call.arguments))
-    except BadInput:
-        return dict(call.arguments)
 
 
 def _ms(seconds: float) -> str:
@@ -394,73 +308,6 @@ class _Builder:
                 row.agrees = not cancel.sent
         return row
 
-    # The questions, for the client that ran.
-
-    def answers(self, rows: list[Row]) -> list[Answer]:
-        def rows_of(*names: str) -> list[Row]:
-            return [r for r in rows if r.condition in names]
-
-        def seen(found: list[Row], text: str | None = None) -> str:
-            return text if text is not None else "; ".join(f"{r.asked}: {r.did}" for r in found) or "not exercised"
-
-        def agrees(found: list[Row]) -> bool | None:
-            said = [r.agrees for r in found if r.agrees is not None]
-            return all(said) if said else None
-
-        def rule_text(behaviour: Behaviour) -> str | None:
-            rule = self.rule(behaviour)
-            return f"{rule.rule} (seen on {rule.since})" if rule is not None else None
-
-        poll = self.rule(Behaviour.POLL)
-        polled = [r for r in rows_of("poll-interval", "polling") if r.agrees is not None or "polled every" in r.did]
-        asked = [r for r in polled if "pollIntervalMs" in r.asked and "clamped" not in r.verdict]
-        limits = [r for r in polled if r not in asked]
-        clamp = None
-        if poll is not None:
-            bounds = []
-            if poll.floor_ms is not None or poll.ceiling_ms is not None:
-                bounds.append(f"clamped to {poll.floor_ms or 0}–{poll.ceiling_ms or '∞'} ms")
-            if poll.default_ms is not None:
-                bounds.append(f"{poll.default_ms} ms when none is given")
-            clamp = "; ".join(bounds) or None
-        inline = [r for r in rows if r.verdict.startswith("a one-shot call")]
-        headless = [r for r in rows_of("input-required", "headless question") if r.verdict.startswith("cancels")]
-        forms = [r for r in rows_of("input-required", "open form") if r not in headless]
-        exits = rows_of("until-cancelled", "exit")
-        forgotten = rows_of("forgotten-task")
-        found = [
-            Answer("Does it poll at pollIntervalMs?", rule_text(Behaviour.POLL), seen(asked), agrees(asked)),
-            Answer("Its clamp and its default?", clamp, seen(limits), agrees(limits)),
-            Answer(
-                "Does a one-shot run answer inline?",
-                None,
-                seen(inline) if inline else "not exercised (every task condition was answered as a task)",
-            ),
-            Answer(
-                "Does it cancel at input_required when headless?",
-                rule_text(Behaviour.HEADLESS_QUESTION),
-                seen(headless),
-                agrees(headless),
-            ),
-            Answer(
-                "Does it stop polling while a form is open, and how does it answer?",
-                rule_text(Behaviour.OPEN_FORM),
-                seen(forms),
-                agrees(forms),
-            ),
-            Answer(
-                "Does it cancel live tasks on exit, and what happens to a stdio server?",
-                rule_text(Behaviour.EXIT_WITH_TASK),
-                seen(exits),
-                agrees(exits),
-            ),
-            Answer("How long does it keep asking for a forgotten task id?", None, seen(forgotten)),
-        ]
-        back_off = self.report.verdicts.a2a_back_off
-        if back_off is not None:
-            found.append(Answer("How does it back off and give up on a silent A2A worker?", None, back_off.verdict))
-        return found
-
 
 def build_investigation(report: Report, conditions: Sequence[Condition] | None = None) -> Investigation:
     """The investigation of a report (a lab session's, or any recording's); ``conditions`` narrows it."""
@@ -484,7 +331,7 @@ def build_investigation(report: Report, conditions: Sequence[Condition] | None =
         client_version=report.client_version,
         poll_rule=report.poll_rule,
         rows=rows,
-        answers=builder.answers(rows),
+        answers=answer_questions(rows, builder.rule, report),
         not_run=not_run,
     )
 

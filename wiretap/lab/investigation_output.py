@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from wiretap.analysis.model import Report
-from wiretap.lab.investigation import Answer, Investigation, Row
+from wiretap.lab.investigation_model import Answer, Investigation, Row
 
 FORMATS = ("text", "markdown", "html")
 COLUMNS = ("condition", "server asked", "client did", "verdict", "evidence (s)")
