@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import IO, cast
 from urllib.parse import urlsplit
 
+from wiretap.forward.answers import NEED_CREDENTIAL, plain_answer
 from wiretap.forward.ca import RunCA
-from wiretap.forward.chain import open_via, parent_for
+from wiretap.forward.chain import parent_for
 from wiretap.forward.tls import TlsLayer
+from wiretap.forward.tunnel import Tunnel
 from wiretap.recording.events import Header
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter
@@ -30,7 +32,6 @@ from wiretap.wire.http.guard import Limits
 
 MAX_FRONT_HEAD = 1 << 16
 """Bytes of a first request head read before it is answered 431."""
-_TUNNEL_CHUNK = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,9 @@ class ForwardProxy:
         self.unrecorded: dict[Origin, HttpProxy] = {}
         """Plain HTTP origins not intercepted: their requests are still read (to drop the proxy's credential),
         but nothing is recorded."""
+
+    def tunnel_opened(self) -> None:
+        self.blind += 1
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
         loop = asyncio.get_running_loop()
@@ -209,20 +213,6 @@ class ForwardProxy:
         await asyncio.gather(*(proxy.stop() for proxy in proxies))
 
 
-def _answer(status: int, reason: str, text: str, extra: bytes = b"") -> bytes:
-    body = text.encode()
-    return (
-        f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n".encode()
-        + extra
-        + b"\r\n"
-        + body
-    )
-
-
-_NEED_CREDENTIAL = b'Proxy-Authenticate: Basic realm="wiretap"\r\n'
-
-
 class Front(asyncio.Protocol):
     """A client connection until its first request head says where it goes."""
 
@@ -249,7 +239,7 @@ class Front(asyncio.Protocol):
 
     def _refuse(self, status: int, reason: str, text: str, extra: bytes = b"") -> None:
         assert self.transport is not None
-        self.transport.write(_answer(status, reason, f"wiretap: {text}\n", extra))
+        self.transport.write(plain_answer(status, reason, f"wiretap: {text}\n", extra))
         self.transport.close()
         if status != 407:
             self.proxy.warn(f"forward proxy: {text}")
@@ -272,7 +262,7 @@ class Front(asyncio.Protocol):
             return
         assert isinstance(head, wire.Head)
         if not self.proxy.authorized(head):
-            self._refuse(407, "Proxy Authentication Required", "this proxy needs its credential", _NEED_CREDENTIAL)
+            self._refuse(407, "Proxy Authentication Required", "this proxy needs its credential", NEED_CREDENTIAL)
             return
         if head.method == "CONNECT":
             self._connect(head)
@@ -292,7 +282,14 @@ class Front(asyncio.Protocol):
         self.parser.release()
         if not self.proxy.intercepts(host, port):
             self.transport.pause_reading()
-            tunnel = Tunnel(self.proxy, self.transport, rest)
+            tunnel = Tunnel(
+                self.transport,
+                rest,
+                self.proxy.config.env,
+                self.proxy.config.limits.upstream_connect,
+                self.proxy.tunnel_opened,
+                self.proxy.tunnels.discard,
+            )
             self.proxy.tunnels.add(tunnel)
             self.proxy.fronts.pop(self, None)
             asyncio.get_running_loop().create_task(tunnel.open(host, port))
@@ -355,97 +352,10 @@ class Route:
             why = (400, "Bad Request", f"{head.method} {head.target[:80]!r}: not an absolute http URL")
         if why is not None or found is None:
             status, reason, text = why or (400, "Bad Request", "")
-            client.write(_answer(status, reason, f"wiretap: {text}\n", _NEED_CREDENTIAL if status == 407 else b""))
+            client.write(plain_answer(status, reason, f"wiretap: {text}\n", NEED_CREDENTIAL if status == 407 else b""))
             client.close()
             client.proxy.flush()
             return None
         origin, target = found
         head.target = target
         return self.proxy.origin(origin)
-
-
-class Tunnel:
-    """A blind tunnel: bytes both ways, nothing read, nothing recorded."""
-
-    def __init__(self, proxy: ForwardProxy, client: asyncio.Transport, first: bytes) -> None:
-        self.proxy = proxy
-        self.client = client
-        self.first = first
-        self.upstream: asyncio.Transport | None = None
-
-    async def open(self, host: str, port: int) -> None:
-        loop = asyncio.get_running_loop()
-        parent = parent_for(self.proxy.config.env, "https", host)
-
-        def pipe() -> _Pipe:
-            return _Pipe(self, to_client=True)
-
-        try:
-            if parent is not None:
-                opened, _ = await asyncio.wait_for(
-                    open_via(parent, host, port, pipe), self.proxy.config.limits.upstream_connect
-                )
-            else:
-                opened, _ = await asyncio.wait_for(
-                    loop.create_connection(pipe, host, port), self.proxy.config.limits.upstream_connect
-                )
-        except (OSError, TimeoutError) as exc:
-            reason = os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else str(exc) or "timed out"
-            self.client.write(_answer(502, "Bad Gateway", f"wiretap: cannot reach {host}:{port}: {reason}\n"))
-            self.client.close()
-            self.proxy.tunnels.discard(self)
-            return
-        upstream = cast("asyncio.Transport", opened)
-        self.upstream = upstream
-        self.proxy.blind += 1
-        if self.client.is_closing():
-            self.close()
-            return
-        self.client.set_protocol(_Pipe(self, to_client=False))
-        self.client.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-        if self.first:
-            upstream.write(self.first)
-        self.client.resume_reading()
-
-    def close(self) -> None:
-        for transport in (self.client, self.upstream):
-            if transport is not None and not transport.is_closing():
-                transport.close()
-        self.proxy.tunnels.discard(self)
-
-
-class _Pipe(asyncio.Protocol):
-    def __init__(self, tunnel: Tunnel, *, to_client: bool) -> None:
-        self.tunnel = tunnel
-        self.to_client = to_client
-
-    def _other(self) -> asyncio.Transport | None:
-        return self.tunnel.client if self.to_client else self.tunnel.upstream
-
-    def _own(self) -> asyncio.Transport | None:
-        return self.tunnel.upstream if self.to_client else self.tunnel.client
-
-    def data_received(self, data: bytes) -> None:
-        other = self._other()
-        if other is not None and not other.is_closing():
-            other.write(data)
-
-    def eof_received(self) -> bool:
-        other = self._other()
-        if other is not None and not other.is_closing() and other.can_write_eof():
-            other.write_eof()
-            return True
-        return False
-
-    def connection_lost(self, exc: BaseException | None) -> None:
-        self.tunnel.close()
-
-    def pause_writing(self) -> None:
-        other = self._other()
-        if other is not None:
-            other.pause_reading()
-
-    def resume_writing(self) -> None:
-        other = self._other()
-        if other is not None and not other.is_closing():
-            other.resume_reading()
