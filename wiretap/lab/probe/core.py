@@ -9,6 +9,10 @@ go in ``inputRequests``). After ``initialize`` the rest gets 2025-11-25 shapes (
 call carries ``params.task``; questions as ``elicitation/create`` and ``roots/list`` requests). A call
 that asks for no task is answered inline. Every answer about a call states its condition and settings
 under ``_meta["wiretap/lab"]``.
+
+Why one module: the probe is one state machine. Inline calls, tasks and the client's answers to its
+questions share its clock, its timers and its pending requests; split apart, each part would reach into
+the others' state.
 """
 
 from __future__ import annotations
