@@ -18,10 +18,7 @@ from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 from scenarios.threaded_http import Served, ThreadedHTTP
 from support import paths
 from support.claude import offline_env
-from support.phoenix_backend import (
-    Phoenix,
-    phoenix,  # noqa: F401  (the module's Phoenix fixture)
-)
+from support.phoenix_backend import Phoenix
 
 pytestmark = pytest.mark.slow
 REPO = paths.REPO
@@ -77,7 +74,7 @@ def wait_for_spans(backend: Phoenix, names: set[str], seconds: float = 60) -> li
 
 
 @pytest.fixture(scope="module")
-def joined(phoenix: Phoenix, claude_code_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:  # noqa: F811
+def joined(phoenix: Phoenix, claude_code_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     root = tmp_path_factory.mktemp("claude-otel")
     with ThreadedHTTP(_Echo, "/mcp") as server, FakeMessagesAPI([ToolUse(TOOL, {"text": "hi"})]) as api:
         config = root / "mcp.json"

@@ -165,3 +165,8 @@ def test_a_server_gemini_leaves_behind_is_recorded_to_its_end_and_shown_orphaned
     assert profile.shutdown.recording_complete and profile.shutdown.server == "exited with code 0"
     assert profile.shutdown.order[0] == "SIGTERM" and "SIGKILL" not in " ".join(profile.shutdown.order)
     assert profile.shutdown.orphaned is True
+
+
+@pytest.fixture(scope="module")
+def codex(http_server: str, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    return codex_run(tmp_path_factory.mktemp("codex"), http_server, wrapped=True)

@@ -23,12 +23,11 @@ from typing import Any
 import pytest
 from scenarios.fake_model_apis import Call, FakeModelAPIs
 from support import paths
-from support.codex_gemini import SCENARIO, SCRIPT, WIRETAP, client_env, files_under, http_server, run_client
+from support.codex_gemini import SCENARIO, SCRIPT, WIRETAP, client_env, files_under, run_client
 
 from wiretap.recording.reader import read_all
 
 pytestmark = pytest.mark.slow
-__all__ = ["http_server"]
 
 PEER_SCRIPTS = paths.PEER_SCRIPTS
 AGENT_CALL = [Call("agents", "invoke_agent", {"agent_name": "reporter", "prompt": "the weather"})]

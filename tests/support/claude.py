@@ -9,13 +9,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from support.processes import run_bounded
 from wiretap.lab.offline import API_KEY as API_KEY
 from wiretap.lab.offline import OFFLINE as OFFLINE
 from wiretap.lab.offline import claude_env
@@ -104,21 +103,5 @@ def run_claude(
         "--no-session-persistence",
         *extra_args,
     ]  # fmt: skip
-    with subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    ) as proc:
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
-            raise TimeoutError(f"claude did not finish in {timeout}s\nstdout:\n{stdout}\nstderr:\n{stderr}") from None
-    return ClaudeRun(argv, proc.returncode, parse_stream_json(stdout), stdout, stderr)
+    result = run_bounded(argv, cwd=cwd, env=env, timeout=timeout)
+    return ClaudeRun(argv, result.returncode, parse_stream_json(result.stdout), result.stdout, result.stderr)

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 from scenarios.fake_model_apis import Call, FakeModelAPIs
 
 from support import paths
 from support.claude import offline_env, write_mcp_config
+from support.processes import run_bounded
 from wiretap.analysis.profile import Profile
 from wiretap.judge.profiles import profile_recording
 from wiretap.recording.reader import read_all
@@ -60,12 +60,6 @@ def sdk_http_server(python: Path, root: Path) -> Iterator[str]:
         proc.stdout.close()
 
 
-@pytest.fixture(scope="module")
-def http_server(mcp_sdk_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with sdk_http_server(mcp_sdk_python, tmp_path_factory.mktemp("http-server")) as url:
-        yield url
-
-
 @dataclass
 class Run:
     root: Path
@@ -94,23 +88,7 @@ def files_under(folder: Path) -> dict[Path, bytes]:
 
 
 def run_client(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    with subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    ) as proc:
-        try:
-            stdout, stderr = proc.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
-            raise TimeoutError(f"{argv[0]} did not finish\n{stdout[-3000:]}\n{stderr[-3000:]}") from None
-    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+    return run_bounded(argv, cwd=cwd, env=env, timeout=TIMEOUT)
 
 
 def client_env(root: Path) -> dict[str, str]:
@@ -225,8 +203,3 @@ def claude_run(root: Path, http_url: str, claude_code_bin: Path) -> Run:
         ]
         result = run_client([*WIRETAP, "--out", str(session), "--", *claude], env, project)
         return Run(root, session, result, [r.get("content") for r in api.tool_results()], before, root / "tmp")
-
-
-@pytest.fixture(scope="module")
-def codex(http_server: str, tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return codex_run(tmp_path_factory.mktemp("codex"), http_server, wrapped=True)

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 READY_SECONDS = 240
 
 
@@ -97,18 +95,3 @@ def running_phoenix(command: Path, working_dir: Path) -> Iterator[Phoenix]:
             proc.kill()
             proc.wait()
         log.close()
-
-
-@pytest.fixture(scope="module")
-def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
-    from support import peers
-    from support.export_peers import _offline
-
-    try:
-        command = peers.phoenix()
-    except RuntimeError as exc:
-        if os.environ.get("CI") == "true" or not _offline(str(exc)):
-            raise
-        pytest.skip(f"arize-phoenix cannot be installed here: {str(exc)[:200]}")
-    with running_phoenix(command, tmp_path_factory.mktemp("phoenix")) as running:
-        yield running

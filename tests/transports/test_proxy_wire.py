@@ -14,34 +14,25 @@ from urllib.parse import urlsplit
 import httptools
 import pytest
 from support.proxyrun import ProxyRun, running_proxy
+from support.socket_server import SocketServer
 
 REPLY = b'{"jsonrpc":"2.0","id":1,"result":{}}'
 
 
-class CapturingUpstream:
+class CapturingUpstream(SocketServer):
     """Keeps every byte each connection sends (``received``), and answers each request it reads (found with
     llhttp, as a strict server would) with ``REPLY``; ``bodies`` holds each request's payload."""
 
     def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
         self.received: list[bytearray] = []
         self.bodies: list[bytes] = []
         self.targets: list[bytes] = []
         self.closed = threading.Semaphore(0)
         """Released once per connection that ended."""
         self.lock = threading.Lock()
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
-
-    def _one(self, conn: socket.socket) -> None:
+    def handle(self, conn: socket.socket) -> None:
         got = bytearray()
         with self.lock:
             self.received.append(got)
@@ -87,9 +78,6 @@ class CapturingUpstream:
     def all_received(self) -> bytes:
         with self.lock:
             return b"".join(bytes(r) for r in self.received)
-
-    def close(self) -> None:
-        self.server.close()
 
 
 @pytest.fixture

@@ -10,40 +10,30 @@ import select
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from support.proxyrun import ProxyRun, running_proxy
+from support.socket_server import SocketServer
 
 from wiretap.wire.http.guard import ConnectionWatch, Guard, Limits, check_request
 
 GUARD = Guard("127.0.0.1", 8123)
 
 
-class RawUpstream:
+class RawUpstream(SocketServer):
     """A socket server that keeps each request head it gets, byte for byte, and then does ``mode``:
     ``answer`` (200), ``hang`` (says nothing), ``half-head`` (part of a response head, then nothing)."""
 
     def __init__(self, mode: str = "answer") -> None:
         self.mode = mode
         self.heads: list[bytes] = []
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
         self._held: list[socket.socket] = []
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
-
-    def _one(self, conn: socket.socket) -> None:
+    def handle(self, conn: socket.socket) -> None:
         head = b""
         while b"\r\n\r\n" not in head:
             chunk = conn.recv(65536)
@@ -61,7 +51,7 @@ class RawUpstream:
             self._held.append(conn)
 
     def close(self) -> None:
-        self.server.close()
+        super().close()
         for conn in self._held:
             conn.close()
 
