@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.codex_gemini import WIRETAP, Run, claude_run, codex_run, files_under, gemini_run
+import trustme
+from support.codex_gemini import WIRETAP, Run, claude_run, codex_run, files_under, gemini_run, sdk_http_server
 
 pytestmark = pytest.mark.slow
 
@@ -170,3 +171,32 @@ def test_a_server_gemini_leaves_behind_is_recorded_to_its_end_and_shown_orphaned
 @pytest.fixture(scope="module")
 def codex(http_server: str, tmp_path_factory: pytest.TempPathFactory) -> Run:
     return codex_run(tmp_path_factory.mktemp("codex"), http_server, wrapped=True)
+
+
+@pytest.mark.parametrize(("client", "trust"), [("codex", "CODEX_CA_CERTIFICATE"), ("gemini", "NODE_EXTRA_CA_CERTS")])
+def test_the_client_reaches_an_https_server_as_it_knows_it_and_wiretap_trusts_what_it_trusted(
+    client: str, trust: str, mcp_sdk_python: Path, tmp_path: Path
+) -> None:
+    ca = trustme.CA()
+    served = ca.issue_cert("localhost", "127.0.0.1")
+    chain, key, ca_file = tmp_path / "chain.pem", tmp_path / "key.pem", tmp_path / "ca.pem"
+    served.cert_chain_pems[0].write_to_path(str(chain))
+    for extra in served.cert_chain_pems[1:]:
+        extra.write_to_path(str(chain), append=True)
+    served.private_key_pem.write_to_path(str(key))
+    ca.cert_pem.write_to_path(str(ca_file))
+    trusted = {trust: str(ca_file)}
+    run_client = codex_run if client == "codex" else gemini_run
+    (tmp_path / "server").mkdir()
+    with sdk_http_server(mcp_sdk_python, tmp_path / "server", tls=(chain, key)) as url:
+        straight = run_client(tmp_path / "straight", url, wrapped=False, extra_env=trusted)
+        assert straight.result.returncode == 0, straight.describe()
+        assert "42" in json.dumps(straight.outputs), f"{client} reaches the server without wiretap"
+        run = run_client(tmp_path / "wrapped", url, wrapped=True, extra_env=trusted)
+    assert run.result.returncode == 0, run.describe()
+    assert "42" in json.dumps(run.outputs), run.describe()
+    assert [c["msg"]["params"]["arguments"] for c in _tool_calls(run, "web")] == [{"a": 2, "b": 40}]
+    heads = [e for e in run.recording("web") if e["kind"] == "http_request"]
+    authority = url.split("/")[2]
+    assert heads and {h["headers"].get("host") for h in heads} == {authority}, "the client kept the server's URL"
+    assert not list(run.session.rglob("*.key")) and not list(run.session.rglob("client-ca.pem"))

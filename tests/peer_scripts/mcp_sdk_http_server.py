@@ -73,12 +73,16 @@ def greet(name: str) -> str:
     return f"Say hello to {name}."
 
 
-async def serve(log: IO[str], sse: bool) -> None:
+async def serve(log: IO[str], sse: bool, tls: list[str] | None) -> None:
     sock = loopback_socket()
     port = sock.getsockname()[1]
     app = ExchangeLog(server.sse_app() if sse else server.streamable_http_app(), log)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
-    print(f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}", flush=True)
+    certfile, keyfile = tls or (None, None)
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2, ssl_certfile=certfile, ssl_keyfile=keyfile
+    )
+    origin = f"https://localhost:{port}" if tls else f"http://127.0.0.1:{port}"
+    print(f"{origin}/{'sse' if sse else 'mcp'}", flush=True)
     await uvicorn.Server(config).serve(sockets=[sock])
 
 
@@ -86,9 +90,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--log", required=True)
     parser.add_argument("--sse", action="store_true", help="legacy HTTP+SSE (2024-11-05) instead")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https://localhost:PORT with these")
     args = parser.parse_args()
     with open(args.log, "a", encoding="utf-8") as log:
-        anyio.run(serve, log, args.sse)
+        anyio.run(serve, log, args.sse, args.tls)
     sys.exit(0)
 
 

@@ -10,7 +10,7 @@ import selectors
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,9 +39,11 @@ TIMEOUT = 180
 
 
 @contextlib.contextmanager
-def sdk_http_server(python: Path, root: Path) -> Iterator[str]:
-    """The MCP SDK's Streamable HTTP server's endpoint on 127.0.0.1."""
+def sdk_http_server(python: Path, root: Path, tls: tuple[Path, Path] | None = None) -> Iterator[str]:
+    """The MCP SDK's Streamable HTTP server's endpoint on 127.0.0.1 (``https://localhost`` with ``tls``:
+    its certificate chain and key)."""
     argv = [str(python), str(PEER_SCRIPTS / "mcp_sdk_http_server.py"), "--log", str(root / "server.jsonl")]
+    argv += ["--tls", str(tls[0]), str(tls[1])] if tls else []
     with (root / "stderr.txt").open("w") as err:
         proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True
@@ -51,7 +53,7 @@ def sdk_http_server(python: Path, root: Path) -> Iterator[str]:
         with selectors.DefaultSelector() as selector:
             selector.register(proc.stdout, selectors.EVENT_READ)
             url = proc.stdout.readline().strip() if selector.select(60) else ""
-        assert url.startswith("http://127.0.0.1:"), (root / "stderr.txt").read_text()[-3000:]
+        assert url.startswith(("http://127.0.0.1:", "https://localhost:")), (root / "stderr.txt").read_text()[-3000:]
         yield url
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -99,7 +101,13 @@ def client_env(root: Path) -> dict[str, str]:
 
 
 def codex_run(
-    root: Path, http_url: str, *, wrapped: bool, env_out: Path | None = None, flags: tuple[str, ...] = ()
+    root: Path,
+    http_url: str,
+    *,
+    wrapped: bool,
+    env_out: Path | None = None,
+    flags: tuple[str, ...] = (),
+    extra_env: Mapping[str, str] | None = None,
 ) -> Run:
     from support import peers
 
@@ -131,7 +139,7 @@ def codex_run(
             )
         )
         before = files_under(root / "home")
-        env = client_env(root) | {"CODEX_HOME": str(home), "FAKE_API_KEY": "sk-fake"}
+        env = client_env(root) | {"CODEX_HOME": str(home), "FAKE_API_KEY": "sk-fake"} | dict(extra_env or {})
         codex = [
             str(peers.codex()),
             "exec",
@@ -149,7 +157,14 @@ def codex_run(
         return Run(root, session, result, list(api.outputs), before, root / "tmp")
 
 
-def gemini_run(root: Path, http_url: str, flags: tuple[str, ...] = ()) -> Run:
+def gemini_run(
+    root: Path,
+    http_url: str,
+    flags: tuple[str, ...] = (),
+    *,
+    wrapped: bool = True,
+    extra_env: Mapping[str, str] | None = None,
+) -> Run:
     from support import peers
 
     home, project = root / "home" / ".gemini", root / "project"
@@ -165,13 +180,18 @@ def gemini_run(root: Path, http_url: str, flags: tuple[str, ...] = ()) -> Run:
         }
         (home / "settings.json").write_text(json.dumps(settings, indent=2))
         before = files_under(root / "home")
-        env = client_env(root) | {
-            "GEMINI_API_KEY": "fake-key",
-            "GOOGLE_GEMINI_BASE_URL": api.url,
-            "GEMINI_CLI_TRUST_WORKSPACE": "true",
-        }
+        env = (
+            client_env(root)
+            | {
+                "GEMINI_API_KEY": "fake-key",
+                "GOOGLE_GEMINI_BASE_URL": api.url,
+                "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            }
+            | dict(extra_env or {})
+        )
         session = root / "session"
-        argv = [*WIRETAP, "--out", str(session), "--", str(peers.gemini_cli()), "-y", "-p", "call the tools"]
+        gemini = [str(peers.gemini_cli()), "-y", "-p", "call the tools"]
+        argv = [*WIRETAP, "--out", str(session), "--", *gemini] if wrapped else gemini
         result = run_client(argv, env, project)
         return Run(root, session, result, list(api.outputs), before, root / "tmp")
 

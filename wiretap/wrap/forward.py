@@ -18,10 +18,12 @@ from urllib.parse import urlsplit
 from wiretap.errors import BadInput
 from wiretap.files import write_private
 from wiretap.forward.proxy import Origin, split_authority
+from wiretap.wrap.clients.proxy_use import ProxyUse
 from wiretap.wrap.clients.servers import Server
 from wiretap.wrap.sidecar import start_sidecar
 
 START_TIMEOUT = 20.0
+CLIENT_STORE = "client-ca.pem"
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY")
 
 
@@ -65,7 +67,7 @@ class ForwardNotStarted(BadInput):
 
 
 def start_forward(
-    servers: dict[str, Server], folder: Path, options: list[str], env: Mapping[str, str], log: Path
+    servers: dict[str, Server], folder: Path, options: list[str], env: Mapping[str, str], log: Path, use: ProxyUse
 ) -> tuple[subprocess.Popen[str], dict[str, str]]:
     """``wiretap proxy --forward`` for these servers (by recording name); returns it and the client's env."""
     origins = {name: origin_of(str(server.entry.get("url", ""))) for name, server in servers.items()}
@@ -77,24 +79,45 @@ def start_forward(
     for name, origin in origins.items():
         if origin is not None:
             command += ["--record-as", f"{origin.url}={name}"]
-    extra = env.get("NODE_EXTRA_CA_CERTS")
-    if extra and os.path.isfile(extra):  # what the client trusts besides the system, wiretap trusts upstream
-        command += ["--upstream-cafile", extra]
+    own = users_ca(use, env)
+    if own is not None:  # what the client trusts besides the system, wiretap trusts upstream
+        command += ["--upstream-cafile", own]
     proc = start_sidecar(command, log)
     assert proc.stdout is not None
-    client_env: dict[str, str] = {}
+    exports: dict[str, str] = {}
     for line in proc.stdout:
         if line.strip() == "# ready":
             break
         words = shlex.split(line)
         if len(words) == 2 and words[0] == "export":
             name, _, value = words[1].partition("=")
-            client_env[name] = value
+            exports[name] = value
     else:
         proc.wait(START_TIMEOUT)
         raise ForwardNotStarted(f"the forward proxy did not start: {log.read_text().strip()}")
-    client_env.pop("SSL_CERT_FILE", None)  # (stdio servers the client starts inherit it; they need no CA of ours)
-    client_env.pop("REQUESTS_CA_BUNDLE", None)
+    client_env = {name: exports[name] for name in use.variables if name in exports}
+    # A client's own store replaces the system's, and some clients hand it on to their stdio servers: only
+    # a server the client reaches over TLS needs it.
+    if use.whole_store is not None and "SSL_CERT_FILE" in exports and any(o.scheme == "https" for o in known):
+        client_env[use.whole_store] = str(whole_store(use.whole_store, env, Path(exports["SSL_CERT_FILE"])))
     client_env["NO_PROXY"] = client_env["no_proxy"] = no_proxy(env, hosts)
     client_env["BROWSER"] = str(browser_wrapper(folder, env))
     return proc, client_env
+
+
+def users_ca(use: ProxyUse, env: Mapping[str, str]) -> str | None:
+    for name in use.own_ca:
+        path = env.get(name)
+        if path:
+            return path if os.path.isfile(path) else None
+    return None
+
+
+def whole_store(variable: str, env: Mapping[str, str], bundle: Path) -> Path:
+    """The client's own trust store for this run, beside the run's CA (and gone with it): the file the user
+    named in ``variable``, then the proxy's bundle (the system's roots and the run's CA)."""
+    own = env.get(variable)
+    text = Path(own).read_bytes().rstrip(b"\n") + b"\n" if own and os.path.isfile(own) else b""
+    path = bundle.parent / CLIENT_STORE
+    write_private(path, text + bundle.read_bytes())
+    return path

@@ -33,15 +33,13 @@ from wiretap.recording.paths import safe_name, utc_stamp
 from wiretap.wire.redact import redact_argv, redact_text
 from wiretap.wrap.clients import client_for
 from wiretap.wrap.clients.launch import Launch
+from wiretap.wrap.clients.proxy_use import ProxyUse
 from wiretap.wrap.clients.servers import Server
 from wiretap.wrap.forward import origin_of, start_forward
 from wiretap.wrap.sidecar import start_sidecar
 
 PROXY_START_TIMEOUT = 20.0
 SETTLE_TIMEOUT = 10.0
-FORWARD_CLIENTS = frozenset({"Claude Code"})
-"""Clients whose HTTP servers go through a forward proxy by default (they honour HTTPS_PROXY and
-NODE_EXTRA_CA_CERTS); the others get a reverse proxy per server, which OAuth-protected servers refuse."""
 RELEASE_TIMEOUT = 2.0
 """Seconds a recorder that has finished its file may take to exit before the session stops waiting."""
 
@@ -122,11 +120,11 @@ def wrap_servers(
     folder: Path,
     max_size: int = DEFAULT_MAX_SIZE,
     *,
-    forward: bool = False,
+    forward: ProxyUse | None = None,
     env: Mapping[str, str] | None = None,
 ) -> tuple[list[Wrapped], list[str], dict[str, str]]:
-    """Each server wrapped; with ``forward``, the HTTP ones through one forward proxy, whose variables for
-    the client come back third."""
+    """Each server wrapped; with ``forward`` (how the client uses a proxy), the HTTP ones through one
+    forward proxy, whose variables for the client come back third."""
     names = _unique_names(servers)
     options = recording_options(max_size)
     wrapped: list[Wrapped] = []
@@ -137,7 +135,7 @@ def wrap_servers(
         url = str(server.entry.get("url", ""))
         if server.transport == "stdio":
             wrapped.append(Wrapped(server, recording, _tap_entry(server, recording, options)))
-        elif forward and server.transport in ("http", "sse") and origin_of(url) is not None:
+        elif forward is not None and server.transport in ("http", "sse") and origin_of(url) is not None:
             through_forward[names[server.name]] = server
             wrapped.append(Wrapped(server, recording, dict(server.raw or server.entry), forward=True))
         elif server.transport in ("http", "sse", "a2a") and server.entry.get("url"):
@@ -150,9 +148,9 @@ def wrap_servers(
                 "the client still has it, unrecorded"
             )
     client_env: dict[str, str] = {}
-    if through_forward:
+    if through_forward and forward is not None:
         proc, client_env = start_forward(
-            through_forward, folder, options, os.environ if env is None else env, folder / "forward.proxy.log"
+            through_forward, folder, options, os.environ if env is None else env, folder / "forward.proxy.log", forward
         )
         for one in wrapped:
             if one.forward:
@@ -242,7 +240,7 @@ class Session:
     def run(self, stderr: IO[str] = sys.stderr) -> int:
         launch: Launch | None = None
         try:
-            forward = self.client.NAME in FORWARD_CLIENTS and not self.reverse
+            forward = None if self.reverse else self.client.PROXY_USE
             self.wrapped, skipped, proxy_env = wrap_servers(
                 self.discovery.servers, self.folder, self.max_size, forward=forward, env=self.env
             )

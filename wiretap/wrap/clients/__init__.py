@@ -1,7 +1,8 @@
 """MCP clients whose configuration wiretap can read: one module per client, found by its command name.
 
-A client module provides ``NAME``, ``discover(argv, cwd, env) -> Discovery`` and
-``launch(discovery, entries) -> Launch`` (entries: each wrapped server's entry, by name).
+A client module provides ``NAME``, ``PROXY_USE`` (how it is pointed at a forward proxy: ``wrap.forward``),
+``discover(argv, cwd, env) -> Discovery`` and ``launch(discovery, entries) -> Launch`` (entries: each
+wrapped server's entry, by name).
 """
 
 from __future__ import annotations

@@ -32,9 +32,11 @@ from wiretap.wrap.clients.claude_agents import (
 )
 from wiretap.wrap.clients.claude_plugins import discover_plugins
 from wiretap.wrap.clients.launch import Launch, private_json
+from wiretap.wrap.clients.proxy_use import NODE
 from wiretap.wrap.clients.servers import ConfigError, Server, expand_all
 
 NAME = "Claude Code"
+PROXY_USE = NODE
 MANAGED_MCP = {
     "darwin": Path("/Library/Application Support/ClaudeCode/managed-mcp.json"),
     "linux": Path("/etc/claude-code/managed-mcp.json"),

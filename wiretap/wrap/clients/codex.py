@@ -24,9 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from wiretap.wrap.clients.launch import Launch
+from wiretap.wrap.clients.proxy_use import THROUGH, ProxyUse
 from wiretap.wrap.clients.servers import ConfigError, Server
 
 NAME = "Codex"
+PROXY_USE = ProxyUse(THROUGH, own_ca=("CODEX_CA_CERTIFICATE", "SSL_CERT_FILE"), whole_store="CODEX_CA_CERTIFICATE")
+"""Codex (Rust) honours the proxy variables, and takes its whole trust store from ``CODEX_CA_CERTIFICATE``
+(or ``SSL_CERT_FILE``); it passes the Node variables on to its stdio servers, so it gets none."""
 OVERRIDE_FLAGS = ("-c", "--config")
 PROFILE_FLAGS = ("-p", "--profile")
 WRAPPED_KEYS = ("command", "args", "url")

@@ -34,9 +34,11 @@ from wiretap.wire.json_values import as_dict
 from wiretap.wrap.clients import gemini_agents
 from wiretap.wrap.clients.gemini_agents import RemoteAgent
 from wiretap.wrap.clients.launch import Launch, private_json
+from wiretap.wrap.clients.proxy_use import NODE
 from wiretap.wrap.clients.servers import ConfigError, Server, expand_all
 
 NAME = "Gemini CLI"
+PROXY_USE = NODE
 SYSTEM_ENV = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
 GEMINI_DIR = ".gemini"
 
