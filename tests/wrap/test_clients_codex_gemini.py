@@ -135,15 +135,18 @@ def test_codex_layers_system_user_trusted_project_profile_and_overrides_table_by
     }
 
 
-def test_codex_skips_an_untrusted_projects_config_and_an_oauth_server(tmp_path: Path) -> None:
+def test_codex_skips_an_untrusted_projects_config_and_marks_an_oauth_server_forward_only(tmp_path: Path) -> None:
     home, repo = tmp_path / "home", tmp_path / "repo"
     (repo / ".codex").mkdir(parents=True)
     home.mkdir()
     (home / "config.toml").write_text('[mcp_servers.login]\nurl = "https://x.example/mcp"\nscopes = ["read"]\n')
     (repo / ".codex" / "config.toml").write_text('[mcp_servers.p]\ncommand = "p"\n')
     found = codex.discover(["codex", "exec", "hi"], repo, {"CODEX_HOME": str(home)})
-    assert found.servers == []
-    assert found.skipped[0].startswith("login (config.toml): it logs in with OAuth")
+    [login] = found.servers
+    assert (
+        login.name == "login" and login.forward_only == "it logs in with OAuth, and Codex keeps the login for its URL"
+    )
+    assert [line for line in found.skipped if line.startswith("p ")] == [], "an untrusted project is not read"
 
 
 def test_gemini_combines_each_scopes_allowed_and_excluded_as_gemini_does(tmp_path: Path) -> None:
@@ -158,7 +161,7 @@ def test_gemini_combines_each_scopes_allowed_and_excluded_as_gemini_does(tmp_pat
     assert [s.name for s in named.servers] == ["b", "c"]
 
 
-def test_gemini_lists_oauth_extension_and_project_agent_entries_it_cannot_wrap(tmp_path: Path) -> None:
+def test_gemini_lists_extension_and_project_agent_entries_and_marks_oauth_forward_only(tmp_path: Path) -> None:
     login = {"httpUrl": "https://x.example/mcp", "oauth": {"enabled": True}}
     env = _gemini_home(tmp_path, {"mcpServers": {"login": login}})
     user = Path(env["HOME"]) / ".gemini"
@@ -171,9 +174,11 @@ def test_gemini_lists_oauth_extension_and_project_agent_entries_it_cannot_wrap(t
     remote = project / ".gemini" / "agents" / "remote.md"
     remote.write_text("---\nname: far\nagent_card_url: http://127.0.0.1:9/c\n---\n")
     found = gemini.discover(["gemini"], project, {**env, "GEMINI_CLI_TRUST_WORKSPACE": "true"})
-    assert found.servers == []
+    assert [(s.name, s.forward_only) for s in found.servers] == [
+        ("login", "it logs in with OAuth, which Gemini ties to the server's URL")
+    ]
     names = [line.split(":")[0] for line in found.skipped]
-    assert names == ["login (user)", "extsrv (extension ext)", f"agent far (project, {remote})"]
+    assert names == ["extsrv (extension ext)", f"agent far (project, {remote})"]
 
 
 def test_gemini_redirects_the_users_remote_agents_in_a_private_agents_folder(tmp_path: Path) -> None:

@@ -133,9 +133,15 @@ def wrap_servers(
     for server in servers:
         recording = folder / f"{names[server.name]}.jsonl"
         url = str(server.entry.get("url", ""))
-        if server.transport == "stdio":
+        forwardable = forward is not None and server.transport in ("http", "sse") and origin_of(url) is not None
+        if server.forward_only is not None and not forwardable:
+            skipped.append(
+                f"{server.name} ({server.scope}): {server.forward_only}; only the forward proxy records it with "
+                "its entry as configured (not with --reverse)"
+            )
+        elif server.transport == "stdio":
             wrapped.append(Wrapped(server, recording, _tap_entry(server, recording, options)))
-        elif forward is not None and server.transport in ("http", "sse") and origin_of(url) is not None:
+        elif forwardable:
             through_forward[names[server.name]] = server
             wrapped.append(Wrapped(server, recording, dict(server.raw or server.entry), forward=True))
         elif server.transport in ("http", "sse", "a2a") and server.entry.get("url"):

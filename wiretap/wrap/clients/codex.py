@@ -172,14 +172,12 @@ def discover(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Discovery:
             found.skipped.append(f"{name} ({where}): not a server entry")
         elif entry.get("enabled") is False:
             found.skipped.append(f"{name} ({where}): disabled in Codex, so not started")
-        elif _oauth(name, entry, codex_home(env)):
-            found.skipped.append(
-                f"{name} ({where}): it logs in with OAuth, and Codex keeps the login for its URL; through a "
-                "proxy the login would break"
-            )
         else:
             entry = {**entry, "type": "stdio" if "command" in entry else "http"}
-            found.servers.append(Server(name, where, entry, raw=dict(entry)))
+            server = Server(name, where, entry, raw=dict(entry))
+            if _oauth(name, entry, codex_home(env)):
+                server.forward_only = "it logs in with OAuth, and Codex keeps the login for its URL"
+            found.servers.append(server)
     found.skipped.append(BUILT_IN)
     return found
 

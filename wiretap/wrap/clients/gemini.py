@@ -175,16 +175,12 @@ def discover(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Discovery:
                 f"{name} ({scope}): its entry outranks the user's settings, the only ones wiretap can replace "
                 "without writing your files; wrap it by hand (wiretap tap -- …)"
             )
-        elif _oauth(entry):
-            found.skipped.append(
-                f"{name} ({scope}): it logs in with OAuth, which Gemini ties to the server's URL; through a "
-                "proxy the login would break"
-            )
         else:
             missing: set[str] = set()
-            found.servers.append(
-                Server(name, scope, _normalised(expand_all(entry, env, missing)), missing, dict(entry))
-            )
+            server = Server(name, scope, _normalised(expand_all(entry, env, missing)), missing, dict(entry))
+            if _oauth(entry):
+                server.forward_only = "it logs in with OAuth, which Gemini ties to the server's URL"
+            found.servers.append(server)
     for extension, name in _extensions(found.user_dir):
         if name not in merged and name not in excluded and (allowed is None or name in allowed):
             found.skipped.append(

@@ -52,6 +52,8 @@ class Server:
     missing_vars: set[str] = field(default_factory=set)
     raw: dict[str, Any] = field(default_factory=dict)
     """As configured: the client expands it again from the generated config, so it must not twice."""
+    forward_only: str | None = None
+    """Why only a forward proxy can record it (its entry cannot be rewritten): said when there is none."""
 
     @property
     def transport(self) -> str:
