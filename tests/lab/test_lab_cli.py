@@ -159,7 +159,6 @@ def test_scripted_print_mode_sends_the_prompt_as_stream_json_on_stdin(user) -> N
     ("args", "said"),
     [
         (["--conditions", "nope", "--", "claude"], "--conditions 'nope': not a lab condition"),
-        (["--scripted", "--", "codex"], "--scripted: codex has no scripted model yet here"),
         (["--", "my-client"], "wiretap does not know where 'my-client' keeps its MCP servers"),
     ],
 )

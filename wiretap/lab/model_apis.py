@@ -54,6 +54,16 @@ def _gemini_name(body: Json, call: Call) -> str:
     return exact[0] if exact else call.tool
 
 
+def _codex_namespace(body: Json, call: Call) -> str:
+    """The declared namespace that holds the call's tool: Codex names it after the server, with characters
+    outside ``[A-Za-z0-9_]`` made ``_`` (``mcp__wiretap_lab``)."""
+    wanted = "mcp__" + "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in call.server)
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict) and tool.get("type") == "namespace" and tool.get("name") == wanted:
+            return wanted
+    return f"mcp__{call.server}"
+
+
 def _sse(events: list[tuple[str | None, Json]]) -> bytes:
     lines = []
     for name, data in events:
@@ -98,7 +108,7 @@ class FakeModelAPIs:
                 "id": f"fc_{len(outputs)}",
                 "call_id": f"call_{len(outputs)}",
                 "name": call.tool,
-                "namespace": f"mcp__{call.server}",
+                "namespace": _codex_namespace(body, call),
                 "arguments": json.dumps(call.arguments),
             }
         else:

@@ -115,6 +115,16 @@ def feed_until_quiet(text: str, done: Callable[[], bool], recording: Path) -> Ca
     return feed
 
 
+def without_stops(steps: Sequence[Step], *, chosen: bool, say: Callable[[str], None]) -> list[Step]:
+    """The walk for a client with no TaskStop (and no tasks: its calls are answered inline). A task that runs
+    until it is stopped would hold its call until the client's own timeout: left out unless asked for."""
+    kept = [s for s in steps if not s.stop and (chosen or s.condition.name != "until-cancelled")]
+    if len(kept) < len(steps):
+        say("wiretap lab: left out for this client: a task stopped with TaskStop (Claude Code's tool)"
+            + ("" if chosen else ", and one left running (--conditions until-cancelled to run it)"))  # fmt: skip
+    return kept
+
+
 def run_lab(
     argv: list[str],
     *,
@@ -130,13 +140,27 @@ def run_lab(
 
     steps = walk(conditions)
     client = client_for(argv[0])
-    if scripted and client.NAME != "Claude Code":
-        raise BadInput(f"--scripted: {Path(argv[0]).name} has no scripted model yet here; it drives claude")
+    claude = client.NAME == "Claude Code"
+    if scripted and not claude:
+        steps = without_stops(steps, chosen=conditions is not None, say=say)
     text = prompt(steps)
-    headless = print_mode(argv)
+    headless = print_mode(argv) or (scripted and not claude)
     with contextlib.ExitStack() as stack:
         cwd, client_env, api = Path.cwd(), dict(env), None
-        if scripted:
+        if scripted and not claude:
+            from wiretap.lab.model_apis import Call, FakeModelAPIs
+            from wiretap.lab.offline_clients import codex_argv, codex_env, gemini_argv, gemini_env
+
+            root = Path(tempfile.mkdtemp(prefix="wiretap-lab-"))
+            stack.callback(shutil.rmtree, root, ignore_errors=True)
+            cwd = root / "project"
+            cwd.mkdir(mode=0o700)
+            models = stack.enter_context(FakeModelAPIs([Call(SERVER, s.tool, s.arguments) for s in steps]))
+            if client.NAME == "Codex":
+                client_env, argv = codex_env(root, models.url, env), codex_argv(argv, text)
+            else:
+                client_env, argv = gemini_env(root, models.url, env), gemini_argv(argv, text)
+        elif scripted:
             from wiretap.lab.messages_api import FakeMessagesAPI, ToolUse
             from wiretap.lab.offline import claude_env, claude_home
 
@@ -156,7 +180,7 @@ def run_lab(
         elif headless:
             argv = with_prompt(argv, text, steps)
         session = Session(argv, out=out, cwd=cwd, env=client_env, max_size=max_size)
-        if session.discovery.as_given is not None:
+        if getattr(session.discovery, "as_given", None) is not None:
             raise BadInput(f"wiretap lab: {'; '.join(session.discovery.skipped)}")
         session.discovery.servers = [s for s in session.discovery.servers if s.name != SERVER]
         session.discovery.servers.insert(0, lab_server())
