@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from wiretap.recording import channel, streams
 from wiretap.recording.channel import Op, RecordDecoder
 from wiretap.recording.sink import Sink
-from wiretap.recording.streams import StreamSpec
+from wiretap.recording.spec import StreamSpec
 from wiretap.recording.writer import RecordingWriter
 from wiretap.wire import redact
 from wiretap.wire.messages import are_verbatim_json, is_verbatim_json, record_frame

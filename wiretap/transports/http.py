@@ -23,7 +23,7 @@ from typing import IO, Any, Protocol, cast
 from yarl import URL
 
 from wiretap.forward.chain import open_via
-from wiretap.recording.events import Event, Kind
+from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.transports.http_exchange import Exchange, UpstreamSide
 from wiretap.transports.proxy_config import ProxyConfig
@@ -67,6 +67,7 @@ class _Peer(asyncio.Protocol):
         self._out: list[bytes] = []
         self._dirty = False
         self.closing = False
+        self._shutting = False
 
     def write(self, data: bytes) -> None:
         if not self._dirty:
@@ -81,6 +82,18 @@ class _Peer(asyncio.Protocol):
             self._dirty = True
             self.proxy._dirty.append(self)
 
+    def half_close(self) -> bool:
+        """Shut down the sending side at the next flush, after what was written before; False if this
+        connection cannot (TLS): then it is to be closed instead."""
+        transport = self.transport
+        if transport is None or transport.is_closing() or not transport.can_write_eof():
+            return False
+        self._shutting = True
+        if not self._dirty:
+            self._dirty = True
+            self.proxy._dirty.append(self)
+        return True
+
     def _flush(self) -> None:
         self._dirty = False
         out, self._out = self._out, []
@@ -91,6 +104,9 @@ class _Peer(asyncio.Protocol):
             transport.write(out[0] if len(out) == 1 else b"".join(out))
         if self.closing:
             transport.close()
+        elif self._shutting:
+            self._shutting = False
+            transport.write_eof()
 
     @property
     def gone(self) -> bool:
@@ -348,6 +364,12 @@ class ClientConnection(_Peer):
     def eof_received(self) -> bool:
         self.eof = True
         exchange = self.exchange
+        if exchange is not None and exchange.tunnel:
+            self.proxy.recorder.hold()
+            try:
+                return exchange.tunnel_shut(Direction.C2S)
+            finally:
+                self.proxy.flush()
         if exchange is not None and not exchange.request_complete:
             return False  # the request can never be complete: the client is gone (connection_lost follows)
         if exchange is not None and self.transport is not None:
@@ -441,6 +463,12 @@ class ClientConnection(_Peer):
                 events.popleft()
                 if exchange is not None:
                     exchange.request_end()
+            elif kind == wire.UPGRADE:
+                if exchange is None or not exchange.tunnel:
+                    break  # (held until the upstream grants the upgrade; if it does not, the connection closes)
+                events.popleft()
+                assert isinstance(value, bytes)
+                exchange.tunnel_c2s(value)
             elif kind == wire.CLOSE:
                 events.clear()
                 self.ending = True
@@ -535,6 +563,12 @@ class UpstreamConnection(_Peer):
 
     def eof_received(self) -> bool:
         exchange = self.exchange
+        if exchange is not None and exchange.tunnel:
+            self.proxy.recorder.hold()
+            try:
+                return exchange.tunnel_shut(Direction.S2C)
+            finally:
+                self.proxy.flush()
         if exchange is not None:
             self.proxy.recorder.hold()
             try:
@@ -548,7 +582,10 @@ class UpstreamConnection(_Peer):
             if self.exchange is not exchange:  # bytes after the response: not a peer to keep
                 self.close()
                 return
-            if kind == wire.BODY:
+            if kind == wire.UPGRADE:
+                assert isinstance(value, bytes)
+                exchange.tunnel_s2c(value)
+            elif kind == wire.BODY:
                 assert isinstance(value, bytes)
                 exchange.response_body(value)
             elif kind == wire.HEAD:

@@ -1,0 +1,297 @@
+"""WebSocket through ``wiretap proxy``: the upgrade passes, the bytes after the 101 pass unchanged both ways,
+and the recording holds the JSON-RPC the frames carried, with the other frames in brief.
+
+Real peers: aiohttp's WebSocket server and client, and raw sockets where the exact bytes are the point."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+import pytest
+from aiohttp import web
+from proxyrun import ProxyRun, running_proxy
+
+from wiretap.wire.websocket import BINARY, CLOSE, CONTINUATION, PING, PONG, TEXT, encode_frame
+
+
+def request(n: int) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "echo", "n": n}})
+
+
+def reply(text: str) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": json.loads(text)["id"], "result": {"echoed": json.loads(text)}})
+
+
+@dataclass
+class EchoServer:
+    """An aiohttp WebSocket server on a thread of its own: answers each JSON-RPC request, sends binary back
+    reversed, and keeps what it received and sent as (type, data)."""
+
+    url: str = ""
+    received: list[tuple[str, Any]] = field(default_factory=list)
+    sent: list[tuple[str, Any]] = field(default_factory=list)
+    compress: bool = False
+    _loop: asyncio.AbstractEventLoop | None = None
+    _runner: web.AppRunner | None = None
+
+    async def _handler(self, http: web.Request) -> web.StreamResponse:
+        if http.headers.get("X-Refuse"):
+            return web.Response(status=403, text="no websocket for you")
+        ws = web.WebSocketResponse(compress=self.compress, max_msg_size=0)
+        await ws.prepare(http)
+        hello = json.dumps({"jsonrpc": "2.0", "method": "notifications/hello"})
+        await ws.send_str(hello)
+        self.sent.append(("text", hello))
+        async for frame in ws:
+            if frame.type == aiohttp.WSMsgType.TEXT:
+                self.received.append(("text", frame.data))
+                if frame.data.startswith("{") and "id" in json.loads(frame.data):
+                    answer = reply(frame.data)
+                    await ws.send_str(answer)
+                    self.sent.append(("text", answer))
+            elif frame.type == aiohttp.WSMsgType.BINARY:
+                self.received.append(("binary", frame.data))
+                await ws.send_bytes(frame.data[::-1])
+                self.sent.append(("binary", frame.data[::-1]))
+        self.received.append(("close", ws.close_code))
+        return ws
+
+    def start(self) -> None:
+        ready = threading.Event()
+
+        def serve() -> None:
+            loop = self._loop = asyncio.new_event_loop()
+            app = web.Application()
+            app.router.add_get("/ws", self._handler)
+            self._runner = web.AppRunner(app)
+            loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            loop.run_until_complete(site.start())
+            port = self._runner.addresses[0][1]
+            self.url = f"http://127.0.0.1:{port}"
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._runner.cleanup())
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, daemon=True)
+        self._thread.start()
+        assert ready.wait(10)
+
+    def stop(self) -> None:
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30)
+
+
+@pytest.fixture
+def server() -> Iterator[EchoServer]:
+    echo = EchoServer()
+    echo.start()
+    yield echo
+    echo.stop()
+
+
+async def talk(url: str, outgoing: list[tuple[str, Any]], expect: int, **connect: Any) -> list[tuple[str, Any]]:
+    """Connect, send ``outgoing`` (text, binary, ping), read ``expect`` frames back, and close with 1000."""
+    got: list[tuple[str, Any]] = []
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(url, autoping=False, max_msg_size=0, **connect) as ws,
+    ):
+        for kind, data in outgoing:
+            if kind == "text":
+                await ws.send_str(data)
+            elif kind == "binary":
+                await ws.send_bytes(data)
+            else:
+                await ws.ping(data)
+        while len(got) < expect:
+            frame = await ws.receive(timeout=30)
+            name = {aiohttp.WSMsgType.TEXT: "text", aiohttp.WSMsgType.BINARY: "binary"}.get(frame.type)
+            got.append((name or frame.type.name.lower(), frame.data))
+        await ws.close(code=1000, message=b"bye")
+    return got
+
+
+def messages(run: ProxyRun, direction: str) -> list[Any]:
+    return [e["msg"] for e in run.messages(direction)]
+
+
+def frames(run: ProxyRun, direction: str) -> list[tuple[str, int]]:
+    return [(e["opcode"], e["size"]) for e in run.of_kind("websocket") if e["dir"] == direction]
+
+
+def test_json_rpc_binary_ping_and_close_pass_unchanged_and_the_json_rpc_is_recorded(
+    server: EchoServer, tmp_path: Path
+) -> None:
+    outgoing = [("text", request(1)), ("binary", bytes(range(256)) * 3), ("ping", b"are you there"),
+                ("text", "not json"), ("text", request(2)), ("text", request(3))]  # fmt: skip
+    with running_proxy(server.url, tmp_path / "ws.jsonl") as run:
+        got = asyncio.run(talk(run.url + "/ws", outgoing, expect=6))
+    assert got == [
+        ("text", server.sent[0][1]),
+        ("text", reply(request(1))),
+        ("binary", (bytes(range(256)) * 3)[::-1]),
+        ("pong", b"are you there"),
+        ("text", reply(request(2))),
+        ("text", reply(request(3))),
+    ]
+    assert server.received == [x for x in outgoing if x[0] != "ping"] + [("close", 1000)]
+    assert server.sent == [x for x in got if x[0] != "pong"]
+    assert [e["status"] for e in run.of_kind("http_response")] == [101]
+    assert messages(run, "c2s") == [json.loads(request(n)) for n in (1, 2, 3)]
+    assert messages(run, "s2c") == [json.loads(server.sent[0][1])] + [json.loads(reply(request(n))) for n in (1, 2, 3)]
+    assert frames(run, "c2s") == [("binary", 768), ("ping", 13), ("text", 8), ("close", 5)]
+    assert frames(run, "s2c") == [("binary", 768), ("pong", 13), ("close", 2)]
+    (close,) = [e for e in run.of_kind("websocket") if e["dir"] == "c2s" and e["opcode"] == "close"]
+    assert close["code"] == 1000 and close["reason"] == "bye"
+    (end,) = run.of_kind("http_end")
+    assert end["outcome"] == "complete" and end["bytes_in"] > 768 and end["bytes_out"] > 768
+
+
+def test_an_upgrade_the_upstream_refuses_is_relayed_as_an_ordinary_response(server: EchoServer, tmp_path: Path) -> None:
+    async def refused(url: str) -> int:
+        async with aiohttp.ClientSession() as session:
+            with pytest.raises(aiohttp.WSServerHandshakeError) as caught:
+                await session.ws_connect(url, headers={"X-Refuse": "1"})
+            return caught.value.status
+
+    with running_proxy(server.url, tmp_path / "ws.jsonl") as run:
+        assert asyncio.run(refused(run.url + "/ws")) == 403
+    assert [e["status"] for e in run.of_kind("http_response")] == [403]
+    assert run.of_kind("websocket") == [] and run.of_kind("http_end")[0]["outcome"] == "complete"
+
+
+def test_a_flood_of_frames_both_ways_is_recorded_frame_for_frame(server: EchoServer, tmp_path: Path) -> None:
+    count = 3000
+    outgoing = [("text", request(n)) for n in range(count)]
+    with running_proxy(server.url, tmp_path / "ws.jsonl") as run:
+        got = asyncio.run(talk(run.url + "/ws", outgoing, expect=count + 1))
+    assert got[1:] == [("text", reply(request(n))) for n in range(count)]
+    assert [m["id"] for m in messages(run, "c2s")] == list(range(count))
+    assert [m.get("id") for m in messages(run, "s2c")] == [None, *range(count)]
+
+
+def test_compressed_frames_pass_unchanged_and_their_json_rpc_is_inflated_for_the_recording(
+    tmp_path: Path,
+) -> None:
+    echo = EchoServer(compress=True)
+    echo.start()
+    try:
+        outgoing = [("text", request(n)) for n in range(20)] + [("binary", b"\x00" * 5000)]
+        with running_proxy(echo.url, tmp_path / "ws.jsonl") as run:
+            got = asyncio.run(talk(run.url + "/ws", outgoing, expect=22, compress=15))
+    finally:
+        echo.stop()
+    assert got[1:21] == [("text", reply(request(n))) for n in range(20)]
+    assert echo.received[:21] == outgoing
+    (response,) = run.of_kind("http_response")
+    assert "permessage-deflate" in str(response["headers"])
+    assert messages(run, "c2s") == [json.loads(request(n)) for n in range(20)]
+    assert messages(run, "s2c")[1:] == [json.loads(reply(request(n))) for n in range(20)]
+    assert all(e["ws"]["compressed"] for e in run.messages())
+    binary = [e for e in run.of_kind("websocket") if e["opcode"] == "binary"]
+    assert [e["size"] for e in binary] == [5000, 5000] and all(e["compressed"] for e in binary)
+
+
+# The exact bytes: a raw client and a raw upstream.
+
+SWITCH = (
+    b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nX-Other: kept\r\n\r\n"
+)
+MASK = b"\x37\xfa\x21\x3d"
+
+
+def client_frames() -> bytes:
+    """A JSON-RPC request in three masked fragments with a ping between them, a binary frame, a close."""
+    text = request(7).encode()
+    return b"".join(
+        [
+            encode_frame(TEXT, text[:10], fin=False, mask=MASK),
+            encode_frame(PING, b"mid-message", mask=MASK),
+            encode_frame(CONTINUATION, text[10:30], fin=False, mask=b"\x01\x02\x03\x04"),
+            encode_frame(CONTINUATION, text[30:], mask=MASK),
+            encode_frame(BINARY, b"\xff\x00" * 70000, mask=MASK),
+            encode_frame(CLOSE, b"\x03\xe8done", mask=MASK),
+        ]
+    )
+
+
+def server_frames() -> tuple[bytes, bytes]:
+    """What the upstream sends with its 101, and after the client shut down its side."""
+    first = encode_frame(TEXT, json.dumps({"jsonrpc": "2.0", "method": "notifications/ready"}).encode())
+    later = encode_frame(TEXT, reply(request(7)).encode()) + encode_frame(PONG, b"mid-message")
+    return first, later + encode_frame(CLOSE, b"\x03\xe8")
+
+
+class RawUpstream:
+    """Reads a request head, answers ``SWITCH`` with its first frames in the same write, keeps every byte
+    after the head until the client's side ends, then sends the rest and closes."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self.head = b""
+        self.after = bytearray()
+        self.done = threading.Event()
+        threading.Thread(target=self._one, daemon=True).start()
+
+    def _one(self) -> None:
+        conn, _ = self.server.accept()
+        self.server.close()
+        got = bytearray()
+        while b"\r\n\r\n" not in got:
+            got += conn.recv(65536)
+        end = got.index(b"\r\n\r\n") + 4
+        self.head, self.after = bytes(got[:end]), got[end:]
+        first, later = server_frames()
+        conn.sendall(SWITCH + first)
+        while chunk := conn.recv(65536):
+            self.after += chunk
+        conn.sendall(later)
+        conn.close()
+        self.done.set()
+
+
+def test_the_bytes_after_the_101_pass_unchanged_both_ways_and_fragments_are_joined_for_the_recording(
+    tmp_path: Path,
+) -> None:
+    upstream = RawUpstream()
+    with running_proxy(upstream.url, tmp_path / "ws.jsonl") as run:
+        where = urlsplit(run.url)
+        sock = socket.create_connection((where.hostname, where.port))
+        sock.sendall(
+            b"GET /ws HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % where.netloc.encode()
+        )
+        got = bytearray()
+        first, later = server_frames()
+        while len(got) < len(SWITCH) + len(first):
+            got += sock.recv(65536)
+        sock.sendall(client_frames())
+        sock.shutdown(socket.SHUT_WR)
+        while chunk := sock.recv(65536):
+            got += chunk
+        sock.close()
+        assert upstream.done.wait(10)
+    assert bytes(got) == SWITCH + first + later
+    assert bytes(upstream.after) == client_frames()
+    assert b"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" in upstream.head
+    assert messages(run, "c2s") == [json.loads(request(7))]
+    assert run.messages("c2s")[0]["ws"] == {"fragments": 3}
+    assert messages(run, "s2c") == [{"jsonrpc": "2.0", "method": "notifications/ready"}, json.loads(reply(request(7)))]
+    assert frames(run, "c2s") == [("ping", 11), ("binary", 140000), ("close", 6)]
+    assert frames(run, "s2c") == [("pong", 11), ("close", 2)]
+    (end,) = run.of_kind("http_end")
+    assert end["bytes_in"] == len(client_frames()) and end["bytes_out"] == len(first + later)
