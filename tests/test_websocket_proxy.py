@@ -16,10 +16,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+import jsonschema
 import pytest
 from aiohttp import web
 from proxyrun import ProxyRun, running_proxy
 
+from wiretap.schemas import schema
 from wiretap.wire.websocket import BINARY, CLOSE, CONTINUATION, PING, PONG, TEXT, encode_frame
 
 
@@ -131,6 +133,11 @@ def frames(run: ProxyRun, direction: str) -> list[tuple[str, int]]:
     return [(e["opcode"], e["size"]) for e in run.of_kind("websocket") if e["dir"] == direction]
 
 
+def follow_the_schema(run: ProxyRun) -> None:
+    validator = jsonschema.Draft202012Validator(schema("recording"))
+    assert [e.message for event in run.events for e in validator.iter_errors(event)] == []
+
+
 def test_json_rpc_binary_ping_and_close_pass_unchanged_and_the_json_rpc_is_recorded(
     server: EchoServer, tmp_path: Path
 ) -> None:
@@ -157,6 +164,7 @@ def test_json_rpc_binary_ping_and_close_pass_unchanged_and_the_json_rpc_is_recor
     assert close["code"] == 1000 and close["reason"] == "bye"
     (end,) = run.of_kind("http_end")
     assert end["outcome"] == "complete" and end["bytes_in"] > 768 and end["bytes_out"] > 768
+    follow_the_schema(run)
 
 
 def test_an_upgrade_the_upstream_refuses_is_relayed_as_an_ordinary_response(server: EchoServer, tmp_path: Path) -> None:
@@ -202,6 +210,7 @@ def test_compressed_frames_pass_unchanged_and_their_json_rpc_is_inflated_for_the
     assert all(e["ws"]["compressed"] for e in run.messages())
     binary = [e for e in run.of_kind("websocket") if e["opcode"] == "binary"]
     assert [e["size"] for e in binary] == [5000, 5000] and all(e["compressed"] for e in binary)
+    follow_the_schema(run)
 
 
 # The exact bytes: a raw client and a raw upstream.
