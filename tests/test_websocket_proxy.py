@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,7 +19,9 @@ from urllib.parse import urlsplit
 import aiohttp
 import jsonschema
 import pytest
+import trustme
 from aiohttp import web
+from forwardrun import running_forward
 from proxyrun import ProxyRun, running_proxy
 
 from wiretap.schemas import schema
@@ -42,6 +45,7 @@ class EchoServer:
     received: list[tuple[str, Any]] = field(default_factory=list)
     sent: list[tuple[str, Any]] = field(default_factory=list)
     compress: bool = False
+    tls: ssl.SSLContext | None = None
     _loop: asyncio.AbstractEventLoop | None = None
     _runner: web.AppRunner | None = None
 
@@ -76,10 +80,10 @@ class EchoServer:
             app.router.add_get("/ws", self._handler)
             self._runner = web.AppRunner(app)
             loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.tls)
             loop.run_until_complete(site.start())
             port = self._runner.addresses[0][1]
-            self.url = f"http://127.0.0.1:{port}"
+            self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
             ready.set()
             loop.run_forever()
             loop.run_until_complete(self._runner.cleanup())
@@ -106,8 +110,9 @@ def server() -> Iterator[EchoServer]:
 async def talk(url: str, outgoing: list[tuple[str, Any]], expect: int, **connect: Any) -> list[tuple[str, Any]]:
     """Connect, send ``outgoing`` (text, binary, ping), read ``expect`` frames back, and close with 1000."""
     got: list[tuple[str, Any]] = []
+    # (enable_cleanup_closed: aiohttp's remedy for a TLS shutdown still under way as its session closes)
     async with (
-        aiohttp.ClientSession() as session,
+        aiohttp.ClientSession(connector=aiohttp.TCPConnector(enable_cleanup_closed=True)) as session,
         session.ws_connect(url, autoping=False, max_msg_size=0, **connect) as ws,
     ):
         for kind, data in outgoing:
@@ -123,6 +128,10 @@ async def talk(url: str, outgoing: list[tuple[str, Any]], expect: int, **connect
             got.append((name or frame.type.name.lower(), frame.data))
         await ws.close(code=1000, message=b"bye")
     return got
+
+
+def events_of(events: list[dict[str, Any]], kind: str, direction: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["kind"] == kind and e.get("dir") == direction]
 
 
 def messages(run: ProxyRun, direction: str) -> list[Any]:
@@ -211,6 +220,36 @@ def test_compressed_frames_pass_unchanged_and_their_json_rpc_is_inflated_for_the
     binary = [e for e in run.of_kind("websocket") if e["opcode"] == "binary"]
     assert [e["size"] for e in binary] == [5000, 5000] and all(e["compressed"] for e in binary)
     follow_the_schema(run)
+
+
+@pytest.mark.parametrize("scheme", ["wss", "ws"])
+def test_through_the_forward_proxy_the_client_keeps_the_real_url_and_the_frames_are_recorded(
+    scheme: str, tmp_path: Path
+) -> None:
+    ca = trustme.CA()
+    ca_file = tmp_path / "upstream-ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    tls = None
+    if scheme == "wss":
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert("127.0.0.1").configure_cert(tls)
+    echo = EchoServer(tls=tls)
+    echo.start()
+    outgoing = [("text", request(1)), ("binary", b"\x01\x02\x03"), ("text", request(2))]
+    try:
+        with running_forward(tmp_path / "rec", "--upstream-cafile", str(ca_file)) as run:
+            client = ssl.create_default_context(cafile=run.env["SSL_CERT_FILE"]) if tls else False
+            url = echo.url.replace("http", "ws", 1) + "/ws"
+            got = asyncio.run(talk(url, outgoing, expect=4, proxy=run.url, ssl=client))
+    finally:
+        echo.stop()
+    assert got == [echo.sent[0], ("text", reply(request(1))), ("binary", b"\x03\x02\x01"), ("text", reply(request(2)))]
+    assert echo.received == [*outgoing, ("close", 1000)]
+    events = run.events(echo.url)
+    assert [e["status"] for e in events if e["kind"] == "http_response"] == [101]
+    assert [e["msg"] for e in events_of(events, "message", "c2s")] == [json.loads(request(n)) for n in (1, 2)]
+    assert [e["opcode"] for e in events_of(events, "websocket", "c2s")] == ["binary", "close"]
+    assert [e["outcome"] for e in events if e["kind"] == "http_end"] == ["complete"]
 
 
 # The exact bytes: a raw client and a raw upstream.

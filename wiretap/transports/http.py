@@ -610,7 +610,7 @@ class UpstreamConnection(_Peer):
         if exchange is not None:
             self.proxy.recorder.hold()
             try:
-                why = str(exc) if exc is not None else "Server disconnected"
+                why = (str(exc) or repr(exc)) if exc is not None else "Server disconnected"
                 # A kept-alive connection the upstream closed as it was reused: the request goes again, once.
                 exchange.upstream_failed(why, retry=self.reused and not self.heard)
             finally:
