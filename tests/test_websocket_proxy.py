@@ -6,7 +6,9 @@ Real peers: aiohttp's WebSocket server and client, and raw sockets where the exa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 import socket
 import ssl
 import threading
@@ -23,6 +25,8 @@ import trustme
 from aiohttp import web
 from forwardrun import running_forward
 from proxyrun import ProxyRun, running_proxy
+from taprun import settled_read_all
+from test_proxy_durability import start_proxy
 
 from wiretap.schemas import schema
 from wiretap.wire.websocket import BINARY, CLOSE, CONTINUATION, PING, PONG, TEXT, encode_frame
@@ -54,6 +58,11 @@ class EchoServer:
             return web.Response(status=403, text="no websocket for you")
         ws = web.WebSocketResponse(compress=self.compress, max_msg_size=0)
         await ws.prepare(http)
+        if "flood" in http.query:
+            with contextlib.suppress(ConnectionError):  # (the proxy may be killed under it)
+                for n in range(int(http.query["flood"])):
+                    await ws.send_str(f'{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"n":{n}}}}}')
+            return ws
         hello = json.dumps({"jsonrpc": "2.0", "method": "notifications/hello"})
         await ws.send_str(hello)
         self.sent.append(("text", hello))
@@ -250,6 +259,30 @@ def test_through_the_forward_proxy_the_client_keeps_the_real_url_and_the_frames_
     assert [e["msg"] for e in events_of(events, "message", "c2s")] == [json.loads(request(n)) for n in (1, 2)]
     assert [e["opcode"] for e in events_of(events, "websocket", "c2s")] == ["binary", "close"]
     assert [e["outcome"] for e in events if e["kind"] == "http_end"] == ["complete"]
+
+
+def test_a_proxy_killed_mid_stream_leaves_every_frame_its_client_received_in_the_recording(
+    server: EchoServer, tmp_path: Path
+) -> None:
+    recording = tmp_path / "ws.jsonl"
+    proc, url = start_proxy(server.url, recording)
+
+    async def read_until_gone() -> list[int]:
+        got: list[int] = []
+        async with aiohttp.ClientSession() as session, session.ws_connect(url + "/ws?flood=1000000") as ws:
+            async for frame in ws:
+                got.append(json.loads(frame.data)["params"]["n"])
+                if len(got) == 20_000:
+                    proc.send_signal(signal.SIGKILL)
+        return got
+
+    received = asyncio.run(read_until_gone())
+    proc.wait(30)
+    assert len(received) >= 20_000 and received == list(range(len(received)))
+    _, events, _ = settled_read_all(recording)
+    recorded = [e["msg"]["params"]["n"] for e in events if e["kind"] == "message" and e["dir"] == "s2c"]
+    assert recorded[: len(received)] == received
+    assert events[-1]["kind"] == "end" and events[-1]["ended"] == "relay_died" and events[-1]["lost"] == 0
 
 
 # The exact bytes: a raw client and a raw upstream.
