@@ -185,6 +185,24 @@ def test_json_rpc_binary_ping_and_close_pass_unchanged_and_the_json_rpc_is_recor
     follow_the_schema(run)
 
 
+def test_a_wss_upstream_serves_a_plain_client_and_the_pipe_ends_cleanly_when_it_closes(tmp_path: Path) -> None:
+    ca = trustme.CA()
+    ca_file = tmp_path / "upstream-ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(tls)
+    echo = EchoServer(tls=tls)
+    echo.start()
+    try:
+        with running_proxy(echo.url, tmp_path / "ws.jsonl", "--upstream-cafile", str(ca_file)) as run:
+            got = asyncio.run(talk(run.url + "/ws", [("text", request(5))], expect=2))
+    finally:
+        echo.stop()
+    assert got[1] == ("text", reply(request(5))) and echo.received == [("text", request(5)), ("close", 1000)]
+    assert messages(run, "c2s") == [json.loads(request(5))]
+    assert run.of_kind("error") == [] and [e["outcome"] for e in run.of_kind("http_end")] == ["complete"]
+
+
 def test_an_upgrade_the_upstream_refuses_is_relayed_as_an_ordinary_response(server: EchoServer, tmp_path: Path) -> None:
     async def refused(url: str) -> int:
         async with aiohttp.ClientSession() as session:

@@ -82,11 +82,15 @@ class _Peer(asyncio.Protocol):
             self._dirty = True
             self.proxy._dirty.append(self)
 
+    def half_closable(self) -> bool:
+        """Whether this connection can go on one way once the other is shut (plain TCP can; TLS cannot)."""
+        transport = self.transport
+        return transport is not None and not transport.is_closing() and transport.can_write_eof()
+
     def half_close(self) -> bool:
         """Shut down the sending side at the next flush, after what was written before; False if this
         connection cannot (TLS): then it is to be closed instead."""
-        transport = self.transport
-        if transport is None or transport.is_closing() or not transport.can_write_eof():
+        if not self.half_closable():
             return False
         self._shutting = True
         if not self._dirty:
@@ -367,7 +371,7 @@ class ClientConnection(_Peer):
         if exchange is not None and exchange.tunnel:
             self.proxy.recorder.hold()
             try:
-                return exchange.tunnel_shut(Direction.C2S)
+                return exchange.tunnel_shut(Direction.C2S, stays=self.half_closable())
             finally:
                 self.proxy.flush()
         if exchange is not None and not exchange.request_complete:
@@ -566,7 +570,7 @@ class UpstreamConnection(_Peer):
         if exchange is not None and exchange.tunnel:
             self.proxy.recorder.hold()
             try:
-                return exchange.tunnel_shut(Direction.S2C)
+                return exchange.tunnel_shut(Direction.S2C, stays=self.half_closable())
             finally:
                 self.proxy.flush()
         if exchange is not None:

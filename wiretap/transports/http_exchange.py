@@ -449,13 +449,14 @@ class Exchange:
         self.recorder.data((self.ex, "ws", Direction.S2C), data)
         self.client.write(data)
 
-    def tunnel_shut(self, direction: Direction) -> bool:
-        """The sender of ``direction`` shut down its side: passed on as a half-close where the other side's
-        connection can take one (plain TCP), else the pipe ends. Returns whether the connection stays open."""
+    def tunnel_shut(self, direction: Direction, *, stays: bool) -> bool:
+        """The sender of ``direction`` shut down its side: passed on as a half-close where both connections
+        can go on one way (plain TCP: the sender's ``stays``), else the pipe ends. Returns whether the
+        sender's connection stays open."""
         self._shut.add(direction)
         self.recorder.closed((self.ex, "ws", direction))
         receiver = self.upstream if direction == Direction.C2S else self.client
-        if len(self._shut) == 2 or receiver is None or not receiver.half_close():
+        if len(self._shut) == 2 or not stays or receiver is None or not receiver.half_close():
             self.tunnel_end("complete")
             return False
         return True
