@@ -28,6 +28,7 @@ from proxyrun import ProxyRun, running_proxy
 from taprun import settled_read_all
 from test_proxy_durability import start_proxy
 
+from wiretap.analysis.report import build_report
 from wiretap.schemas import schema
 from wiretap.wire.websocket import BINARY, CLOSE, CONTINUATION, PING, PONG, TEXT, encode_frame
 
@@ -183,6 +184,8 @@ def test_json_rpc_binary_ping_and_close_pass_unchanged_and_the_json_rpc_is_recor
     (end,) = run.of_kind("http_end")
     assert end["outcome"] == "complete" and end["bytes_in"] > 768 and end["bytes_out"] > 768
     follow_the_schema(run)
+    report = build_report(run.recording).to_dict()
+    assert [(row["method"], row["count"], row["errors"]) for row in report["latency"]] == [("tools/call", 3, 0)]
 
 
 def test_a_wss_upstream_serves_a_plain_client_and_the_pipe_ends_cleanly_when_it_closes(tmp_path: Path) -> None:
