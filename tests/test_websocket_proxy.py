@@ -11,6 +11,8 @@ import json
 import signal
 import socket
 import ssl
+import struct
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ from aiohttp import web
 from forwardrun import running_forward
 from proxyrun import ProxyRun, running_proxy
 from taprun import settled_read_all
+from test_durability import peak_rss
 from test_proxy_durability import start_proxy
 
 from wiretap.analysis.report import build_report
@@ -397,3 +400,63 @@ def test_the_bytes_after_the_101_pass_unchanged_both_ways_and_fragments_are_join
     assert frames(run, "s2c") == [("pong", 11), ("close", 2)]
     (end,) = run.of_kind("http_end")
     assert end["bytes_in"] == len(client_frames()) and end["bytes_out"] == len(first + later)
+
+
+MiB = 1 << 20
+
+
+class BigFrameUpstream(RawUpstream):
+    """Answers the upgrade, then sends one text frame of ``size`` bytes holding JSON-RPC, streamed, and a
+    small frame after it."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.small = encode_frame(TEXT, b'{"jsonrpc":"2.0","id":2,"result":{}}')
+        super().__init__()
+
+    def _one(self) -> None:
+        conn, _ = self.server.accept()
+        self.server.close()
+        got = bytearray()
+        while b"\r\n\r\n" not in got:
+            got += conn.recv(65536)
+        opening, closing = b'{"jsonrpc":"2.0","id":1,"result":"', b'"}'
+        conn.sendall(SWITCH + bytes([0x81, 127]) + struct.pack("!Q", self.size))
+        conn.sendall(opening)
+        left, block = self.size - len(opening) - len(closing), b"x" * MiB
+        while left:
+            conn.sendall(block[: min(left, MiB)])
+            left -= min(left, MiB)
+        conn.sendall(closing + self.small)
+        conn.close()
+        self.done.set()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the proxy's peak memory from /proc")
+def test_a_frame_over_the_message_limit_passes_whole_in_bounded_memory_and_is_recorded_truncated(
+    tmp_path: Path,
+) -> None:
+    size = 160 * MiB
+    upstream = BigFrameUpstream(size)
+    recording = tmp_path / "ws.jsonl"
+    proc, url = start_proxy(upstream.url, recording)
+    where = urlsplit(url)
+    with socket.create_connection((where.hostname, where.port)) as sock:
+        sock.sendall(
+            b"GET /ws HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" % where.netloc.encode()
+        )
+        total, tail = 0, b""
+        while chunk := sock.recv(1 << 16):
+            total += len(chunk)
+            tail = (tail + chunk)[-len(upstream.small) :]
+    assert total == len(SWITCH) + 10 + size + len(upstream.small) and tail == upstream.small
+    proxy_peak = peak_rss(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    _, events, _ = settled_read_all(recording)
+    big, small = [e for e in events if e["kind"] == "message"]
+    assert big["truncated"] is True and big["size"] == size and big["dir"] == "s2c"
+    assert small["msg"] == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert [e["error"] for e in events if e["kind"] == "error"] == ["truncated"]
+    assert proxy_peak < 128 * MiB, "the proxy grew past 128 MiB"
+    assert events[-1]["recorder_max_rss"] < 256 * MiB, "the recorder held more than its cap"
