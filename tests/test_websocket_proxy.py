@@ -32,6 +32,7 @@ from test_durability import peak_rss
 from test_proxy_durability import start_proxy
 
 from wiretap.analysis.report import build_report
+from wiretap.export.har import har_of_recording
 from wiretap.schemas import schema
 from wiretap.wire.websocket import BINARY, CLOSE, CONTINUATION, PING, PONG, TEXT, encode_frame
 
@@ -189,6 +190,13 @@ def test_json_rpc_binary_ping_and_close_pass_unchanged_and_the_json_rpc_is_recor
     follow_the_schema(run)
     report = build_report(run.recording).to_dict()
     assert [(row["method"], row["count"], row["errors"]) for row in report["latency"]] == [("tools/call", 3, 0)]
+    (entry,) = har_of_recording(run.recording)["log"]["entries"]
+    sent = [(m["opcode"], m["data"]) for m in entry["_webSocketMessages"] if m["type"] == "send"]
+    assert entry["_resourceType"] == "websocket" and entry["response"]["status"] == 101
+    assert [json.loads(data) for opcode, data in sent if opcode == 1 and data.startswith("{")] == [
+        json.loads(request(n)) for n in (1, 2, 3)
+    ]
+    assert [opcode for opcode, _ in sent] == [1, 2, 9, 1, 1, 1, 8] and sent[-1][1] == "[close, code 1000: bye]"
 
 
 def test_a_wss_upstream_serves_a_plain_client_and_the_pipe_ends_cleanly_when_it_closes(tmp_path: Path) -> None:
