@@ -7,6 +7,9 @@ one write, and only then forwarded: nothing reaches a peer before it is on its w
 There is no task per request: each read is handled in the callback that delivered it. The only
 bodies held back are an agent card (rewritten so that clients stay on the proxy) and the first event
 of a GET event stream (a 2024-11-05 ``endpoint`` event may need the same).
+
+After a WebSocket's ``101`` the parsers hand every byte on as it came (``wire.UPGRADE``), and the same
+write-after-record path carries them both ways; a half-close passes where both connections are plain TCP.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """One request and its response, as the proxy relays them: what is recorded when, what goes where, and the
-answers wiretap gives itself (502, 504, refusals) and the rewrites (agent cards, SSE endpoints).
+answers wiretap gives itself (502, 504, refusals) and the rewrites (agent cards, SSE endpoints). A WebSocket
+upgrade the upstream grants stays one exchange: after its 101, a byte pipe both ways until either side ends.
 
 It writes through the connections of ``wiretap.transports.http``, whose writes wait for the recorder; what
 it needs of them and of the proxy is stated here as Protocols, so this module does not import that one.
