@@ -377,23 +377,29 @@ class RawUpstream:
         self.done.set()
 
 
+@pytest.mark.parametrize("early", [False, True], ids=["after the 101", "with the request"])
 def test_the_bytes_after_the_101_pass_unchanged_both_ways_and_fragments_are_joined_for_the_recording(
-    tmp_path: Path,
+    early: bool, tmp_path: Path
 ) -> None:
     upstream = RawUpstream()
     with running_proxy(upstream.url, tmp_path / "ws.jsonl") as run:
         where = urlsplit(run.url)
         sock = socket.create_connection((where.hostname, where.port))
-        sock.sendall(
+        head = (
             b"GET /ws HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % where.netloc.encode()
         )
         got = bytearray()
         first, later = server_frames()
-        while len(got) < len(SWITCH) + len(first):
-            got += sock.recv(65536)
-        sock.sendall(client_frames())
-        sock.shutdown(socket.SHUT_WR)
+        if early:  # frames and the end of the client's side before the upgrade is granted: held until it is
+            sock.sendall(head + client_frames())
+            sock.shutdown(socket.SHUT_WR)
+        else:
+            sock.sendall(head)
+            while len(got) < len(SWITCH) + len(first):
+                got += sock.recv(65536)
+            sock.sendall(client_frames())
+            sock.shutdown(socket.SHUT_WR)
         while chunk := sock.recv(65536):
             got += chunk
         sock.close()

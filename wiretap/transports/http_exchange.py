@@ -86,9 +86,12 @@ class ClientSide(Protocol):
 
     conn: int
     ending: bool
+    eof: bool
 
     @property
     def gone(self) -> bool: ...
+
+    def half_closable(self) -> bool: ...
 
     def write(self, data: bytes) -> None: ...
 
@@ -435,6 +438,8 @@ class Exchange:
             self.recorder.open((self.ex, "ws", direction), spec)
         self.client.write(wire.switching(head))
         self.client.pump()  # what the client sent after its request, held until now
+        if self.client.eof:  # (and its end, if it came too)
+            self.tunnel_shut(Direction.C2S, stays=self.client.half_closable())
 
     def tunnel_c2s(self, data: bytes) -> None:
         if not data or self.upstream is None:
