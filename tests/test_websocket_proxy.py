@@ -240,6 +240,26 @@ def test_a_flood_of_frames_both_ways_is_recorded_frame_for_frame(server: EchoSer
     assert [m.get("id") for m in messages(run, "s2c")] == [None, *range(count)]
 
 
+def test_concurrent_websockets_each_keep_their_own_frames_in_order(server: EchoServer, tmp_path: Path) -> None:
+    clients, count = 4, 300
+
+    async def all_at_once(url: str) -> list[list[tuple[str, Any]]]:
+        return await asyncio.gather(
+            *(talk(url, [("text", request(c * 1000 + n)) for n in range(count)], count + 1) for c in range(clients))
+        )
+
+    with running_proxy(server.url, tmp_path / "ws.jsonl") as run:
+        answers = asyncio.run(all_at_once(run.url + "/ws"))
+    for c, got in enumerate(answers):
+        assert got[1:] == [("text", reply(request(c * 1000 + n))) for n in range(count)]
+    by_exchange: dict[int, list[int]] = {}
+    for event in run.messages("c2s"):
+        by_exchange.setdefault(event["ex"], []).append(event["msg"]["id"])
+    assert sorted(by_exchange.values()) == [[c * 1000 + n for n in range(count)] for c in range(clients)]
+    assert len(run.messages("s2c")) == clients * (count + 1)
+    assert [e["outcome"] for e in run.of_kind("http_end")] == ["complete"] * clients
+
+
 def test_compressed_frames_pass_unchanged_and_their_json_rpc_is_inflated_for_the_recording(
     tmp_path: Path,
 ) -> None:
