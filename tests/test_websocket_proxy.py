@@ -25,6 +25,7 @@ import jsonschema
 import pytest
 import trustme
 from aiohttp import web
+from click.testing import CliRunner
 from forwardrun import running_forward
 from proxyrun import ProxyRun, running_proxy
 from taprun import settled_read_all
@@ -32,6 +33,7 @@ from test_durability import peak_rss
 from test_proxy_durability import start_proxy
 
 from wiretap.analysis.report import build_report
+from wiretap.cli import cli
 from wiretap.export.har import har_of_recording
 from wiretap.schemas import schema
 from wiretap.wire.websocket import BINARY, CLOSE, CONTINUATION, PING, PONG, TEXT, encode_frame
@@ -190,6 +192,9 @@ def test_json_rpc_binary_ping_and_close_pass_unchanged_and_the_json_rpc_is_recor
     follow_the_schema(run)
     report = build_report(run.recording).to_dict()
     assert [(row["method"], row["count"], row["errors"]) for row in report["latency"]] == [("tools/call", 3, 0)]
+    shown = CliRunner().invoke(cli, ["show", str(run.recording)]).output
+    assert shown.count("tools/call") == 6 and "ping from the client, 13 bytes" in shown
+    assert "close from the client, 5 bytes, code 1000 (bye)" in shown
     (entry,) = har_of_recording(run.recording)["log"]["entries"]
     sent = [(m["opcode"], m["data"]) for m in entry["_webSocketMessages"] if m["type"] == "send"]
     assert entry["_resourceType"] == "websocket" and entry["response"]["status"] == 101
