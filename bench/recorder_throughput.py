@@ -53,7 +53,7 @@ def drive(workload: str, out: Path) -> dict[str, Any]:
     """In the driver process: record one flood through the real recorder process, timed."""
     from wiretap.recording.events import Direction, Header
     from wiretap.recording.recorder import Recorder
-    from wiretap.recording.streams import StreamSpec
+    from wiretap.recording.spec import StreamSpec
     from wiretap.recording.writer import RecordingWriter, create_private
 
     size, count = WORKLOADS[workload]

@@ -78,3 +78,14 @@ def read_sse_until_gone(
             proc.send_signal(how)
             sent = True
     return bytes(got)
+
+
+def start_proxy(upstream: str, recording: Path, **kw: Any) -> tuple[subprocess.Popen[bytes], str]:
+    """Start the proxy and read its URL; the caller ends it (a signal, a kill, its stdin)."""
+    command = [sys.executable, "-m", "wiretap", "proxy", "--upstream", upstream, "--out", str(recording)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **kw)
+    assert proc.stdout is not None
+    with proc.stdout:
+        url = proc.stdout.readline().decode().strip()
+    assert url.startswith("http://127.0.0.1:"), url
+    return proc, url

@@ -8,7 +8,7 @@ from pathlib import Path
 from wiretap.recording import channel
 from wiretap.recording.channel import Op, RecordDecoder
 from wiretap.recording.sink import Sink
-from wiretap.recording.streams import StreamSpec
+from wiretap.recording.spec import StreamSpec
 from wiretap.recording.writer import RecordingWriter
 
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 from scenarios.raw_upstream import BOMB_INFLATED, RawUpstream, bomb
 from support.floods import peak_rss
-from support.proxyrun import read_sse_until_gone, running_proxy
+from support.proxyrun import read_sse_until_gone, running_proxy, start_proxy
 from support.taprun import settled_read_all
 
 MiB = 1 << 20
@@ -28,16 +28,6 @@ MiB = 1 << 20
 def upstream() -> Iterator[RawUpstream]:
     with RawUpstream() as up:
         yield up
-
-
-def start_proxy(upstream: str, recording: Path, **kw: Any) -> tuple[subprocess.Popen[bytes], str]:
-    command = [sys.executable, "-m", "wiretap", "proxy", "--upstream", upstream, "--out", str(recording)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **kw)
-    assert proc.stdout is not None
-    with proc.stdout:
-        url = proc.stdout.readline().decode().strip()
-    assert url.startswith("http://127.0.0.1:"), url
-    return proc, url
 
 
 def connect(url: str) -> http.client.HTTPConnection:

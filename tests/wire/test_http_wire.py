@@ -10,7 +10,18 @@ import tracemalloc
 import pytest
 
 from wiretap.wire.http import wire
-from wiretap.wire.http.wire import BODY, CLOSE, END, ERROR, HEAD, BadMessage, Head, RequestParser, ResponseParser
+from wiretap.wire.http.wire import (
+    BODY,
+    CLOSE,
+    END,
+    ERROR,
+    HEAD,
+    UPGRADE,
+    BadMessage,
+    Head,
+    RequestParser,
+    ResponseParser,
+)
 
 CHUNKED = (
     b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8123\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -143,6 +154,41 @@ def test_connect_and_upgrades_end_the_http_stream_after_their_head() -> None:
     assert [kind for kind, _ in events] == [HEAD, END, CLOSE]
     events = RequestParser().feed(b"GET / HTTP/1.1\r\nHost: h\r\nConnection: upgrade\r\nUpgrade: x\r\n\r\nxyz")
     assert [kind for kind, _ in events] == [HEAD, END, CLOSE]
+
+
+WS_REQUEST = (
+    b"GET /ws HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n"
+    b"Sec-WebSocket-Key: k\r\nKeep-Alive: 5\r\n\r\n"
+)
+
+
+def test_a_websocket_upgrade_hands_every_byte_after_its_head_on_unparsed() -> None:
+    parser = RequestParser()
+    events = parser.feed(WS_REQUEST + b"\x81\x02hi")
+    assert [kind for kind, _ in events] == [HEAD, END, UPGRADE] and events[-1][1] == b"\x81\x02hi"
+    assert parser.feed(b"GET / HTTP/1.1\r\n\r\n") == [(UPGRADE, b"GET / HTTP/1.1\r\n\r\n")]
+    post = WS_REQUEST.replace(b"GET", b"POST")
+    assert [kind for kind, _ in RequestParser().feed(post)] == [HEAD, END, CLOSE]
+
+
+def test_a_websocket_upgrade_goes_upstream_with_its_connection_and_upgrade_headers() -> None:
+    (_, head), *_ = RequestParser().feed(WS_REQUEST)
+    assert isinstance(head, Head) and wire.wants_websocket(head)
+    sent, _ = wire.request_head(head, b"up:1", upgrade=True)
+    assert sent == (
+        b"GET /ws HTTP/1.1\r\nHost: up:1\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n"
+        b"Sec-WebSocket-Key: k\r\n\r\n"
+    )
+
+
+def test_a_101_passes_every_header_and_the_bytes_after_it_unparsed() -> None:
+    switch = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-A: 1\r\n\r\n"
+    parser = ResponseParser()
+    events = parser.feed(switch + b"\x81\x00")
+    assert [kind for kind, _ in events] == [HEAD, END, UPGRADE] and events[-1][1] == b"\x81\x00"
+    head = events[0][1]
+    assert isinstance(head, Head) and wire.switching(head) == switch
+    assert parser.feed(b"more") == [(UPGRADE, b"more")] and parser.feed_eof() == []
 
 
 def test_the_upstream_head_keeps_everything_end_to_end_and_names_the_upstream_host() -> None:

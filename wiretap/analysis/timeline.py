@@ -191,6 +191,8 @@ def _http_summary(event: Event) -> tuple[str, str] | None:
     if kind == Kind.SSE:
         fields = " ".join(f"{k}={event[k]}" for k in ("event", "id", "retry") if k in event)
         return "sse", f"event without data {fields}".rstrip()
+    if kind == Kind.WEBSOCKET:
+        return "websocket", _websocket_summary(event)
     if kind == Kind.REWRITE:
         moved = "; ".join(f"{c['field']} → {c['to']}" for c in event.get("changed", []))
         alone = "; ".join(f"{c['field']} left alone ({c['url']})" for c in event.get("left_alone", []))
@@ -198,6 +200,24 @@ def _http_summary(event: Event) -> tuple[str, str] | None:
     if kind == Kind.LISTEN:
         return "listen", f"{event.get('url')} → {event.get('upstream')}"
     return None
+
+
+def _websocket_summary(event: Event) -> str:
+    who = "client" if event.get("dir") == Direction.C2S else "server"
+    text = f"{event.get('opcode')} from the {who}, {event.get('size')} bytes"
+    if "code" in event:
+        text += f", code {event['code']}" + (f" ({event['reason']})" if event.get("reason") else "")
+    if event.get("fragments"):
+        text += f", {event['fragments']} fragments"
+    if event.get("unread"):
+        text += ", compressed (not read)"
+    elif event.get("compressed"):
+        text += ", compressed"
+    if event.get("truncated"):
+        text += ", truncated"
+    if event.get("incomplete"):
+        text += ", cut off by the end of the connection"
+    return text
 
 
 def _lifecycle_summary(event: Event) -> tuple[str, str]:

@@ -55,6 +55,23 @@ def _sse_text(event: Event) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+_OPCODES = {"text": 1, "binary": 2, "close": 8, "ping": 9, "pong": 10}
+
+
+def _ws_message(event: Event, started: float) -> dict[str, Any]:
+    """One WebSocket frame as devtools' ``_webSocketMessages`` hold it; a payload wiretap did not record
+    says so in ``data``."""
+    sent = "send" if event.get("dir") == Direction.C2S.value else "receive"
+    if event.get("kind") == Kind.MESSAGE:
+        opcode, data = 1, _body_text(event)
+    else:
+        opcode = _OPCODES.get(str(event.get("opcode")), 0)
+        data = f"[{event.get('opcode')}, {event.get('size')} bytes: payload not recorded]"
+        if "code" in event:
+            data = f"[close, code {event['code']}{': ' + str(event['reason']) if event.get('reason') else ''}]"
+    return {"type": sent, "time": round(started + float(event["t"]), 6), "opcode": opcode, "data": data}
+
+
 def _ms(seconds: float) -> float:
     return round(max(0.0, seconds) * 1000, 3)
 
@@ -68,6 +85,8 @@ class _Exchange:
     last_t: float = 0.0
     sent: list[Event] = field(default_factory=list)
     received: list[Event] = field(default_factory=list)
+    frames: list[Event] = field(default_factory=list)
+    """After a 101: the WebSocket's messages and frames, both ways, in order."""
     error: str | None = None
 
     def entry(self, started: float, origin: str) -> dict[str, Any]:
@@ -111,6 +130,9 @@ class _Exchange:
             entry["connection"] = str(request["conn"])
         if "event-stream" in entry["response"]["content"]["mimeType"]:
             entry["_resourceType"] = "eventsource"
+        if self.frames:  # (as Chrome's devtools write a WebSocket into HAR)
+            entry["_resourceType"] = "websocket"
+            entry["_webSocketMessages"] = [_ws_message(e, started) for e in self.frames]
         outcome = end.get("outcome") if end is not None else "not finished when the recording ended"
         if outcome != "complete":
             entry["comment"] = f"exchange {self.ex}: {outcome}"
@@ -176,6 +198,8 @@ def build_har(header: Event, events: Iterable[Event]) -> dict[str, Any]:
             exchange.response = event
         elif kind == Kind.HTTP_END:
             exchange.end = event
+        elif kind == Kind.WEBSOCKET or (kind == Kind.MESSAGE and "ws" in event):
+            exchange.frames.append(event)
         elif kind == Kind.MESSAGE:
             (exchange.sent if event.get("dir") == Direction.C2S.value else exchange.received).append(event)
         elif kind == Kind.SSE:

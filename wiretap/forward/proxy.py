@@ -78,11 +78,12 @@ def split_authority(authority: str, default_port: int) -> tuple[str, int] | None
 
 
 def absolute_origin(target: str) -> tuple[Origin, str] | None:
-    """``http://host:port/path?q`` as its origin and origin-form target."""
+    """``http://host:port/path?q`` as its origin and origin-form target (``ws://`` and ``wss://``, which some
+    WebSocket clients send a proxy, name the origins ``http://`` and ``https://``)."""
     scheme, sep, rest = target.partition("://")
-    if not sep or scheme.lower() not in ("http", "https"):
+    scheme = {"ws": "http", "wss": "https"}.get(scheme.lower(), scheme.lower())
+    if not sep or scheme not in ("http", "https"):
         return None
-    scheme = scheme.lower()
     cut = min((i for i in (rest.find("/"), rest.find("?")) if i != -1), default=len(rest))
     authority, path = rest[:cut], rest[cut:]
     split = split_authority(authority, 443 if scheme == "https" else 80)

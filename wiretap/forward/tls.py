@@ -135,6 +135,9 @@ class PlainTransport(asyncio.Transport):
         if self._layer.raw is not None:
             self._layer.raw.abort()
 
+    def can_write_eof(self) -> bool:
+        return False  # (a TLS close_notify ends both directions: there is no half-close inside the tunnel)
+
     def is_closing(self) -> bool:
         raw = self._layer.raw
         return raw is None or raw.is_closing()

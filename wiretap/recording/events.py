@@ -46,6 +46,8 @@ class Kind(StrEnum):
     HTTP_END = "http_end"
     REWRITE = "rewrite"
     LISTEN = "listen"
+    WEBSOCKET = "websocket"
+    """A WebSocket frame or message that is not JSON: its opcode and size, never its payload."""
     OBSERVED = "observed"
     """A fact a client logged, imported from its logs (``wiretap import``): never a message."""
 

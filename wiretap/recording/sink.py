@@ -34,9 +34,10 @@ import msgspec
 from wiretap.recording import memory
 from wiretap.recording.channel import Op, Record, RecordDecoder, decode_body
 from wiretap.recording.events import Kind
+from wiretap.recording.framings import make_stream
 from wiretap.recording.precheck_build import build_precheck_apart
 from wiretap.recording.spec import StreamSpec
-from wiretap.recording.streams import Lines, RecordStream, body_message, make_stream
+from wiretap.recording.streams import Lines, RecordStream, body_message
 from wiretap.recording.writer import RecordingWriter, encode_event
 from wiretap.wire.http.encoding import Decompressor
 

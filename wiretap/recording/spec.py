@@ -11,7 +11,7 @@ from wiretap.recording.events import Event
 
 @dataclass(frozen=True)
 class StreamSpec:
-    """How the recorder should read a stream: ``line``, ``stderr``, ``body`` or ``sse``."""
+    """How the recorder should read a stream: ``line``, ``stderr``, ``body``, ``sse`` or ``websocket``."""
 
     framing: str
     base: Event = field(default_factory=dict)

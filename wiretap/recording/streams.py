@@ -1,7 +1,8 @@
 """What the recorder does with the bytes of each stream: one small class per way of framing them.
 
 A stream turns stamped chunks into events (fields, plus the JSON text to splice in as ``msg``).
-Streams live in the recorder process only; a relay names the one it wants with a ``StreamSpec``.
+Streams live in the recorder process only; a relay names the one it wants with a ``StreamSpec``
+(``framings`` picks it).
 A frame the recorder cannot make sense of costs that frame only: it is kept raw, next to an
 ``error`` event saying why.
 """
@@ -16,7 +17,6 @@ from typing import Any, Protocol
 
 from wiretap.recording import memory
 from wiretap.recording.events import Event, Kind
-from wiretap.recording.spec import StreamSpec
 from wiretap.wire.framing import PREVIEW, Cut, Frame, LineFramer
 from wiretap.wire.http.encoding import INFLATED_LIMIT, Decompressor
 from wiretap.wire.messages import are_verbatim_json, is_verbatim_json, record_frame
@@ -54,16 +54,6 @@ class RecordStream(Protocol):
     def gap(self, t: float, *, ends_mid_frame: bool) -> None: ...
 
     def close(self, t: float) -> Iterator[Recorded]: ...
-
-
-def make_stream(spec: StreamSpec, *, redact: bool) -> RecordStream:
-    if spec.framing == "line":
-        return LineStream(spec.base["dir"], redact=redact)
-    if spec.framing == "stderr":
-        return StderrStream(redact=redact)
-    if spec.framing == "sse":
-        return SSEStream(spec.base, redact=redact, encoding=spec.encoding)
-    return BodyStream(spec.base, redact=redact, encoding=spec.encoding)
 
 
 def _raw(frame: Frame, *, redact: bool = False) -> Event:

@@ -7,6 +7,9 @@ one write, and only then forwarded: nothing reaches a peer before it is on its w
 There is no task per request: each read is handled in the callback that delivered it. The only
 bodies held back are an agent card (rewritten so that clients stay on the proxy) and the first event
 of a GET event stream (a 2024-11-05 ``endpoint`` event may need the same).
+
+After a WebSocket's ``101`` the parsers hand every byte on as it came (``wire.UPGRADE``), and the same
+write-after-record path carries them both ways; a half-close passes where both connections are plain TCP.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import IO, Any, Protocol, cast
 from yarl import URL
 
 from wiretap.forward.chain import open_via
-from wiretap.recording.events import Event, Kind
+from wiretap.recording.events import Direction, Event, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.transports.http_exchange import Exchange, UpstreamSide
 from wiretap.transports.proxy_config import ProxyConfig
@@ -67,6 +70,7 @@ class _Peer(asyncio.Protocol):
         self._out: list[bytes] = []
         self._dirty = False
         self.closing = False
+        self._shutting = False
 
     def write(self, data: bytes) -> None:
         if not self._dirty:
@@ -81,6 +85,22 @@ class _Peer(asyncio.Protocol):
             self._dirty = True
             self.proxy._dirty.append(self)
 
+    def half_closable(self) -> bool:
+        """Whether this connection can go on one way once the other is shut (plain TCP can; TLS cannot)."""
+        transport = self.transport
+        return transport is not None and not transport.is_closing() and transport.can_write_eof()
+
+    def half_close(self) -> bool:
+        """Shut down the sending side at the next flush, after what was written before; False if this
+        connection cannot (TLS): then it is to be closed instead."""
+        if not self.half_closable():
+            return False
+        self._shutting = True
+        if not self._dirty:
+            self._dirty = True
+            self.proxy._dirty.append(self)
+        return True
+
     def _flush(self) -> None:
         self._dirty = False
         out, self._out = self._out, []
@@ -91,6 +111,9 @@ class _Peer(asyncio.Protocol):
             transport.write(out[0] if len(out) == 1 else b"".join(out))
         if self.closing:
             transport.close()
+        elif self._shutting:
+            self._shutting = False
+            transport.write_eof()
 
     @property
     def gone(self) -> bool:
@@ -348,6 +371,12 @@ class ClientConnection(_Peer):
     def eof_received(self) -> bool:
         self.eof = True
         exchange = self.exchange
+        if exchange is not None and exchange.tunnel:
+            self.proxy.recorder.hold()
+            try:
+                return exchange.tunnel_shut(Direction.C2S, stays=self.half_closable())
+            finally:
+                self.proxy.flush()
         if exchange is not None and not exchange.request_complete:
             return False  # the request can never be complete: the client is gone (connection_lost follows)
         if exchange is not None and self.transport is not None:
@@ -441,6 +470,12 @@ class ClientConnection(_Peer):
                 events.popleft()
                 if exchange is not None:
                     exchange.request_end()
+            elif kind == wire.UPGRADE:
+                if exchange is None or not exchange.tunnel:
+                    break  # (held until the upstream grants the upgrade; if it does not, the connection closes)
+                events.popleft()
+                assert isinstance(value, bytes)
+                exchange.tunnel_c2s(value)
             elif kind == wire.CLOSE:
                 events.clear()
                 self.ending = True
@@ -535,6 +570,12 @@ class UpstreamConnection(_Peer):
 
     def eof_received(self) -> bool:
         exchange = self.exchange
+        if exchange is not None and exchange.tunnel:
+            self.proxy.recorder.hold()
+            try:
+                return exchange.tunnel_shut(Direction.S2C, stays=self.half_closable())
+            finally:
+                self.proxy.flush()
         if exchange is not None:
             self.proxy.recorder.hold()
             try:
@@ -548,7 +589,10 @@ class UpstreamConnection(_Peer):
             if self.exchange is not exchange:  # bytes after the response: not a peer to keep
                 self.close()
                 return
-            if kind == wire.BODY:
+            if kind == wire.UPGRADE:
+                assert isinstance(value, bytes)
+                exchange.tunnel_s2c(value)
+            elif kind == wire.BODY:
                 assert isinstance(value, bytes)
                 exchange.response_body(value)
             elif kind == wire.HEAD:
@@ -573,7 +617,7 @@ class UpstreamConnection(_Peer):
         if exchange is not None:
             self.proxy.recorder.hold()
             try:
-                why = str(exc) if exc is not None else "Server disconnected"
+                why = (str(exc) or repr(exc)) if exc is not None else "Server disconnected"
                 # A kept-alive connection the upstream closed as it was reused: the request goes again, once.
                 exchange.upstream_failed(why, retry=self.reused and not self.heard)
             finally:

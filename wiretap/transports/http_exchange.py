@@ -1,5 +1,6 @@
 """One request and its response, as the proxy relays them: what is recorded when, what goes where, and the
-answers wiretap gives itself (502, 504, refusals) and the rewrites (agent cards, SSE endpoints).
+answers wiretap gives itself (502, 504, refusals) and the rewrites (agent cards, SSE endpoints). A WebSocket
+upgrade the upstream grants stays one exchange: after its 101, a byte pipe both ways until either side ends.
 
 It writes through the connections of ``wiretap.transports.http``, whose writes wait for the recorder; what
 it needs of them and of the proxy is stated here as Protocols, so this module does not import that one.
@@ -77,15 +78,20 @@ class UpstreamSide(Protocol):
 
     def close(self) -> None: ...
 
+    def half_close(self) -> bool: ...
+
 
 class ClientSide(Protocol):
     """The client connection an exchange answers on."""
 
     conn: int
     ending: bool
+    eof: bool
 
     @property
     def gone(self) -> bool: ...
+
+    def half_closable(self) -> bool: ...
 
     def write(self, data: bytes) -> None: ...
 
@@ -94,6 +100,10 @@ class ClientSide(Protocol):
     def release(self, why: str) -> None: ...
 
     def exchange_done(self, exchange: Exchange, *, close: bool) -> None: ...
+
+    def pump(self) -> None: ...
+
+    def half_close(self) -> bool: ...
 
 
 class ProxySide(Protocol):
@@ -175,6 +185,14 @@ class Exchange:
         """When the upstream's response head is due (loop time); the proxy's sweep answers 504 after it."""
         self._metadata: list[bytes] | None = None
         """A protected resource metadata body, kept for the proxy's ``watch_metadata`` (a copy: it passes)."""
+        self.websocket = wire.wants_websocket(head)
+        """The request asks for a WebSocket: it goes on with its Upgrade, and a 101 turns this exchange into
+        a byte pipe (``tunnel``) until either side closes."""
+        self.tunnel = False
+        self._shut: set[Direction] = set()
+        """Directions of the tunnel whose sender shut down its side."""
+        if self.websocket:
+            self._close = True  # any other answer ends the connection: its parser has left HTTP
 
     def _spec(self, direction: Direction, framing: str, encoding: str | None) -> str:
         """The stream's StreamSpec as JSON (what ``StreamSpec.to_dict()`` gives as JSON)."""
@@ -228,7 +246,7 @@ class Exchange:
         self._c2s_spec = self._spec(Direction.C2S, "body", head.text(b"content-encoding"))
         self._c2s_open = True
         own_host = head.get(b"host") if proxy.config.forward else None
-        request_head, _ = wire.request_head(head, own_host or self.proxy.host_header)
+        request_head, _ = wire.request_head(head, own_host or self.proxy.host_header, upgrade=self.websocket)
         loop = asyncio.get_running_loop()
         self.head_due = loop.time() + self.proxy.config.limits.upstream_head  # (no timer per request)
         upstream = self.proxy.idle_upstream()
@@ -356,6 +374,9 @@ class Exchange:
     # The response.
 
     def response_head(self, head: wire.Head) -> None:
+        if head.status == 101 and self.websocket:
+            self._switch(head)
+            return
         if 100 <= head.status < 200:
             if head.status != 101 and self.head.version == "1.1":
                 self.client.write(wire.informational(head))
@@ -397,6 +418,68 @@ class Exchange:
             and (head.content_length or 0) <= _METADATA_LIMIT
         ):
             self._metadata = []
+
+    # A WebSocket: after the 101, bytes both ways, recorded as they pass and forwarded unchanged.
+
+    def _switch(self, head: wire.Head) -> None:
+        """The upstream granted the upgrade: its 101 goes on as it came, and the connection becomes a pipe."""
+        self.head_due = None
+        self.recorder.event_json(
+            f'{{"kind":"http_response","ex":{self.ex},"status":{head.status},"reason":{_text(head.reason)},'
+            f'"headers":{self.proxy.recorded_headers.json(head.headers)}}}'
+        )
+        self._answered = True
+        self._response_head = head
+        self.tunnel = True
+        extensions = b",".join(head.values(b"sec-websocket-extensions")).lower()
+        encoding = "permessage-deflate" if b"permessage-deflate" in extensions else None
+        for direction in (Direction.C2S, Direction.S2C):
+            spec = StreamSpec("websocket", {"dir": direction.value, "ex": self.ex}, encoding)
+            self.recorder.open((self.ex, "ws", direction), spec)
+        self.client.write(wire.switching(head))
+        self.client.pump()  # what the client sent after its request, held until now
+        if self.client.eof:  # (and its end, if it came too)
+            self.tunnel_shut(Direction.C2S, stays=self.client.half_closable())
+
+    def tunnel_c2s(self, data: bytes) -> None:
+        if not data or self.upstream is None:
+            return
+        self.bytes_in += len(data)
+        self.recorder.data((self.ex, "ws", Direction.C2S), data)
+        self.upstream.write(data)
+
+    def tunnel_s2c(self, data: bytes) -> None:
+        if not data or self.client.gone:
+            return
+        self.bytes_out += len(data)
+        self.recorder.data((self.ex, "ws", Direction.S2C), data)
+        self.client.write(data)
+
+    def tunnel_shut(self, direction: Direction, *, stays: bool) -> bool:
+        """The sender of ``direction`` shut down its side: passed on as a half-close where both connections
+        can go on one way (plain TCP: the sender's ``stays``), else the pipe ends. Returns whether the
+        sender's connection stays open."""
+        self._shut.add(direction)
+        self.recorder.closed((self.ex, "ws", direction))
+        receiver = self.upstream if direction == Direction.C2S else self.client
+        if len(self._shut) == 2 or not stays or receiver is None or not receiver.half_close():
+            self.tunnel_end("complete")
+            return False
+        return True
+
+    def tunnel_end(self, outcome: str) -> None:
+        if self.finished:
+            return
+        if self.outcome == "complete":
+            self.outcome = outcome
+        self._response_done = True
+        self._detach(keep=False)
+        self._finish()
+
+    def _close_tunnel(self) -> None:
+        if self.tunnel:
+            for direction in (Direction.C2S, Direction.S2C):
+                self.recorder.closed((self.ex, "ws", direction))
 
     def _send_head(
         self, head: wire.Head, content_length: int | None = None, drop: frozenset[bytes] = frozenset()
@@ -492,6 +575,10 @@ class Exchange:
     def upstream_failed(self, why: str, *, retry: bool = False) -> None:
         """The upstream connection broke or sent what cannot be read."""
         if self.finished:
+            return
+        if self.tunnel:
+            self.recorder.event(Kind.ERROR, ex=self.ex, error="upstream_closed", message=why)
+            self.tunnel_end("upstream_closed")
             return
         self._detach(keep=False)
         if retry and self._sent is not None and not self._answered:
@@ -611,6 +698,7 @@ class Exchange:
         if self._connecting is not None:
             self._connecting.cancel()
         self._close_c2s()
+        self._close_tunnel()
         refused = self.outcome == "refused"
         self.recorder.event_json(
             f'{{"kind":"http_end","ex":{self.ex},"outcome":{_text(self.outcome)},'

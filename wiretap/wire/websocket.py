@@ -104,6 +104,8 @@ class FrameDecoder:
         self._frame: Frame | None = None
         self._done = 0
         """Payload bytes of the frame under way read so far."""
+        self._payload = bytearray()
+        """What is kept of the frame under way's payload (grown in place: a frame may come in many reads)."""
         self._message: _Assembly | None = None
         self.broken: BadFrame | None = None
         self.unparsed = 0
@@ -133,6 +135,7 @@ class FrameDecoder:
         if self._frame is None:
             return []
         frame, self._frame, self._head = self._frame, None, None
+        frame.payload, self._payload = bytes(self._payload), bytearray()
         frame.complete = False
         frame.dropped = frame.length - len(frame.payload)
         return [frame]
@@ -188,12 +191,13 @@ class FrameDecoder:
             piece = bytes(self._buf[:take])
             del self._buf[:take]
             self._offset += take
-            room = max(0, self._limit - len(frame.payload))
+            room = max(0, self._limit - len(self._payload))
             if room:
-                frame.payload += _unmask(piece[:room], head.mask, self._done)
+                self._payload += _unmask(piece[:room], head.mask, self._done)
             self._done += take
         if self._done < head.length:
             return False
+        frame.payload, self._payload = bytes(self._payload), bytearray()
         frame.dropped = head.length - len(frame.payload)
         self._head, self._frame = None, None
         self.frames += 1

@@ -24,10 +24,12 @@ from wiretap.wire.http.headers import HOP_BY_HOP
 MAX_HEAD = 64 << 10
 """The largest request or response head (request line or status line and headers) read, in bytes."""
 
-HEAD, BODY, END, ERROR, CLOSE = range(5)
+HEAD, BODY, END, ERROR, CLOSE, UPGRADE = range(6)
 Event = tuple[int, object]
 """``(HEAD, Head)``, ``(BODY, bytes)``, ``(END, None)``, ``(ERROR, BadMessage)``: the stream cannot be read
-on, or ``(CLOSE, None)``: what follows the message before is not HTTP (an upgrade)."""
+on, ``(CLOSE, None)``: what follows the message before is not HTTP (an upgrade), or ``(UPGRADE, bytes)``:
+bytes after a WebSocket upgrade request or a ``101 Switching Protocols`` response, no longer HTTP (every
+later ``feed`` gives its bytes as one such event)."""
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -69,6 +71,20 @@ class Head:
     def text(self, name: bytes) -> str | None:
         value = self.get(name)
         return None if value is None else value.decode("latin-1")
+
+
+def _tokens(head: Head, name: bytes) -> set[bytes]:
+    return {token.strip().lower() for value in head.values(name) for token in value.split(b",")}
+
+
+def wants_websocket(head: Head) -> bool:
+    """A request asking to switch to WebSocket (RFC 6455 §4.1): a GET with ``Upgrade: websocket`` and
+    ``Connection: upgrade``. Other upgrades (h2c…) are not passed on."""
+    return (
+        head.method == "GET"
+        and b"websocket" in _tokens(head, b"upgrade")
+        and b"upgrade" in _tokens(head, b"connection")
+    )
 
 
 def _framing(headers: Headers, names: list[bytes]) -> tuple[int | None, bool] | str:
@@ -115,6 +131,8 @@ class _Parser:
         self._in_head = False
         self._in_body = False
         self.broken: BadMessage | None = None
+        self.upgraded = False
+        """Past a WebSocket upgrade (a request that asks for it, or the 101 that grants it)."""
         self.head: Head | None = None
         """The head of the message being read, from its head to its end."""
 
@@ -184,14 +202,16 @@ class _Parser:
 
     def feed(self, data: bytes) -> list[Event]:
         """The events these bytes complete, in order; after an ERROR event, nothing more."""
+        if self.upgraded:
+            return [(UPGRADE, data)]
         if self.broken is not None:
             return []
         self._out = out = list[Event]()
         self._feeding = len(data)
         try:
             self._parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            self._upgraded()
+        except httptools.HttpParserUpgrade as exc:
+            self._upgraded(data[exc.args[0] :] if exc.args and isinstance(exc.args[0], int) else b"")
         except httptools.HttpParserCallbackError as exc:
             cause = exc.__context__
             self._fail(cause.bad if isinstance(cause, _Refuse) else BadMessage(400, "Bad Request", str(exc)))
@@ -206,9 +226,15 @@ class _Parser:
                     self._fail(bad)
         return out
 
-    def _upgraded(self) -> None:
+    def _upgraded(self, rest: bytes) -> None:
         self._emit()
         self._fail(BadMessage(400, "Bad Request", "a protocol upgrade (wiretap proxies HTTP/1.1 only)"))
+
+    def _switch(self, rest: bytes) -> None:
+        """From here on the stream is not HTTP: ``rest`` and every later byte pass as UPGRADE events."""
+        self._emit()
+        self.upgraded = True
+        self._out.append((UPGRADE, rest))
 
     def _fail(self, bad: BadMessage) -> None:
         self._emit()
@@ -243,9 +269,12 @@ class RequestParser(_Parser):
             upgrade=parser.should_upgrade(),
         )
 
-    def _upgraded(self) -> None:
+    def _upgraded(self, rest: bytes) -> None:
         # CONNECT or an Upgrade: the head was read and is answered (CONNECT is refused); what follows
-        # is not HTTP, so the connection closes after that answer.
+        # is not HTTP, so the connection closes after that answer. A WebSocket upgrade goes on.
+        if self.head is not None and wants_websocket(self.head):
+            self._switch(rest)
+            return
         self._emit()
         self.broken = BadMessage(400, "Bad Request", "a protocol upgrade (wiretap proxies HTTP/1.1 only)")
         self._out.append((CLOSE, None))
@@ -274,8 +303,14 @@ class ResponseParser(_Parser):
             reason=first,
         )
 
+    def _upgraded(self, rest: bytes) -> None:
+        if self.head is not None and self.head.status == 101:
+            self._switch(rest)
+            return
+        super()._upgraded(rest)
+
     def feed(self, data: bytes) -> list[Event]:
-        if not self.head_only or self.broken is not None:
+        if not self.head_only or self.broken is not None or self.upgraded:
             return super().feed(data)
         # llhttp cannot be told that a response has no body, so a HEAD response's head is cut out
         # and read by a fresh parser on its own.
@@ -307,7 +342,7 @@ class ResponseParser(_Parser):
 
     def feed_eof(self) -> list[Event]:
         """The upstream closed: the end of a response that runs until close, else an ERROR if it was cut."""
-        if self.broken is not None:
+        if self.broken is not None or self.upgraded:
             return []
         head = self.head
         if self._in_body and head is not None and head.content_length is None and not head.chunked:
@@ -358,10 +393,14 @@ class Forward:
     body: bool = True
 
 
-def request_head(head: Head, host: bytes) -> tuple[bytes, bool]:
+_UPGRADE_HEADERS = frozenset({b"connection", b"upgrade"})
+
+
+def request_head(head: Head, host: bytes, *, upgrade: bool = False) -> tuple[bytes, bool]:
     """The head sent upstream (HTTP/1.1, end-to-end headers, Host rewritten) and whether the body goes
-    chunked (the client sent it chunked: the chunks are sent on as they arrive)."""
-    drop = _dropped(head)
+    chunked (the client sent it chunked: the chunks are sent on as they arrive). ``upgrade``: a WebSocket
+    upgrade, whose ``Connection`` and ``Upgrade`` headers go on as they are."""
+    drop = _dropped(head) - _UPGRADE_HEADERS if upgrade else _dropped(head)
     parts = [f"{head.method} {head.target} HTTP/1.1\r\n".encode("latin-1")]
     for name, (key, value) in zip(head.names, head.headers, strict=True):  # (one pass: every request)
         if name not in drop:
@@ -405,6 +444,12 @@ def response_head(
         headers.append((b"Connection", b"keep-alive"))
     first = f"HTTP/{client_version} {head.status} {head.reason}\r\n".encode("latin-1")
     return Forward(_head_lines(first, headers), chunked=chunked, close=close, body=has_body)
+
+
+def switching(head: Head) -> bytes:
+    """A ``101 Switching Protocols`` as passed on: every header as the upstream sent it."""
+    first = f"HTTP/1.1 {head.status} {head.reason}\r\n".encode("latin-1")
+    return _head_lines(first, head.headers)
 
 
 def informational(head: Head) -> bytes:
