@@ -10,6 +10,10 @@ of a GET event stream (a 2024-11-05 ``endpoint`` event may need the same).
 
 After a WebSocket's ``101`` the parsers hand every byte on as it came (``wire.UPGRADE``), and the same
 write-after-record path carries them both ways; a half-close passes where both connections are plain TCP.
+
+Why one module: the proxy and its two kinds of connection share one life cycle. The proxy hands an idle
+upstream connection from one client's exchange to the next, both kinds pause and resume each other's
+reading, and every write of either waits for the one recorder the proxy owns.
 """
 
 from __future__ import annotations

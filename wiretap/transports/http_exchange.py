@@ -4,6 +4,11 @@ upgrade the upstream grants stays one exchange: after its 101, a byte pipe both 
 
 It writes through the connections of ``wiretap.transports.http``, whose writes wait for the recorder; what
 it needs of them and of the proxy is stated here as Protocols, so this module does not import that one.
+
+Why one module: an exchange is one state machine. Every handler here reads and changes the same state
+(which direction's stream is open, what is held back, whether an upstream is attached, whether it became
+a pipe), and the answers and rewrites happen at points of that machine; split, each part would reach into
+the others' state.
 """
 
 from __future__ import annotations
