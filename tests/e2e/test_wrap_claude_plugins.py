@@ -206,7 +206,7 @@ def everything(claude_code_bin: Path, setup: tuple[Path, Path, Path, Path]) -> R
 def test_every_plugin_agent_and_user_server_is_recorded(everything: Runs) -> None:
     manifest = everything.session.manifest
     recorded = {s["name"]: s["messages"] for s in manifest["servers"]}
-    assert set(recorded) == set(WRAPPED), manifest["servers"]
+    assert set(recorded) == {*WRAPPED, WS}, manifest["servers"]
     for name in WRAPPED:
         recording = everything.session.recordings[name]
         assert recording.messages()[0]["msg"]["method"] in {"server/discover", "initialize"}, name
@@ -244,11 +244,12 @@ def test_each_server_is_started_with_the_same_arguments_directory_and_plugin_var
     assert direct["plugin-dir"]["args"] == [str(config / "plugins" / "data" / f"{DELTA}-inline")]
 
 
-def test_a_server_wiretap_cannot_wrap_stays_in_the_session_and_the_summary_says_why(everything: Runs) -> None:
+def test_a_websocket_server_goes_behind_a_proxy_and_fails_as_it_does_without_wiretap(everything: Runs) -> None:
     assert (WS, dict(servers_of(everything.direct))[WS]) in servers_of(everything.wrapped)
-    reason = f"{WS} (project): transport 'ws' is not one wiretap can wrap; the client still has it, unrecorded"
-    assert everything.session.manifest["not_wrapped"] == [reason]
-    assert f"  not wrapped: {reason}\n" in everything.wrapped.claude.stderr
+    assert dict(servers_of(everything.direct))[WS] == "failed", "nothing listens on its port"
+    [server] = [s for s in everything.session.manifest["servers"] if s["name"] == WS]
+    assert server["transport"] == "ws"
+    assert everything.session.manifest["not_wrapped"] == []
 
 
 def test_wiretap_changes_no_file_beyond_what_claude_code_changes_itself(everything: Runs) -> None:
@@ -259,7 +260,7 @@ def test_the_generated_config_holds_the_plugin_servers_under_claude_codes_names_
     everything: Runs,
 ) -> None:
     [config] = [c for seen in everything.wrapped.watched for c in seen][:1]
-    assert set(config.content["mcpServers"]) == set(WRAPPED) - {f"agent:{AGENT}:asrv"}
+    assert set(config.content["mcpServers"]) == {*WRAPPED, WS} - {f"agent:{AGENT}:asrv"}
     [reader] = config.readers
     assert "--strict-mcp-config" not in reader
     agents = json.loads(reader[reader.index("--agents") + 1])

@@ -39,6 +39,7 @@ from wiretap.wrap.forward import origin_of, start_forward
 from wiretap.wrap.sidecar import start_sidecar
 
 PROXY_START_TIMEOUT = 20.0
+WEBSOCKET_SCHEMES = {"ws": "http", "wss": "https"}
 SETTLE_TIMEOUT = 10.0
 RELEASE_TIMEOUT = 2.0
 """Seconds a recorder that has finished its file may take to exit before the session stops waiting."""
@@ -104,15 +105,20 @@ def _tap_entry(server: Server, recording: Path, options: list[str]) -> dict[str,
 
 
 def _start_proxy(server: Server, recording: Path, log: Path, options: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """A reverse proxy for the server; the URL the client is given instead of the server's. A WebSocket
+    server's (``ws://``, ``wss://``) is reached over HTTP(S), its upgrade passed through."""
     url = str(server.entry.get("url", ""))
-    command = ["proxy", "--upstream", url, "--out", str(recording), "--name", server.name, *options]
+    scheme, sep, rest = url.partition("://")
+    websocket = bool(sep) and scheme.lower() in WEBSOCKET_SCHEMES
+    upstream = f"{WEBSOCKET_SCHEMES[scheme.lower()]}://{rest}" if websocket else url
+    command = ["proxy", "--upstream", upstream, "--out", str(recording), "--name", server.name, *options]
     proc = start_sidecar(command, log)
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     if not line:
         status = proc.wait(PROXY_START_TIMEOUT)
         raise ProxyNotStarted(f"the proxy for {server.name} did not start: {log.read_text().strip()}", status)
-    return proc, line
+    return proc, ("ws://" + line.partition("://")[2]) if websocket else line
 
 
 def wrap_servers(
@@ -144,7 +150,7 @@ def wrap_servers(
         elif forwardable:
             through_forward[names[server.name]] = server
             wrapped.append(Wrapped(server, recording, dict(server.raw or server.entry), forward=True))
-        elif server.transport in ("http", "sse", "a2a") and server.entry.get("url"):
+        elif server.transport in ("http", "sse", "a2a", "ws") and server.entry.get("url"):
             proxy, url = _start_proxy(server, recording, folder / f"{names[server.name]}.proxy.log", options)
             entry = {**(server.raw or server.entry), "url": url}
             wrapped.append(Wrapped(server, recording, entry, proxy))

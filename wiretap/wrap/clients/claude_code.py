@@ -41,7 +41,6 @@ MANAGED_MCP = {
     "darwin": Path("/Library/Application Support/ClaudeCode/managed-mcp.json"),
     "linux": Path("/etc/claude-code/managed-mcp.json"),
 }
-WRAPPABLE = {"stdio", "http", "sse"}
 
 
 @dataclass
