@@ -9,8 +9,8 @@ import pytest
 from support import paths
 
 from wiretap.analysis.report import Analysis
+from wiretap.analysis.task import Task
 from wiretap.analysis.task_pass import TaskPass
-from wiretap.analysis.tasks import Task
 from wiretap.recording.reader import open_recording
 
 RECORDINGS = sorted((paths.RECORDINGS).glob("*.jsonl"))

@@ -4,8 +4,8 @@ intervals that count as the client's own cadence (none that spans an open questi
 from __future__ import annotations
 
 from wiretap.analysis.questions import Question
+from wiretap.analysis.task import Task
 from wiretap.analysis.task_rows import cadence_of, pattern, question_row, settled
-from wiretap.analysis.tasks import Task
 
 
 def polled(times: list[float], task_id: str = "T") -> Task:

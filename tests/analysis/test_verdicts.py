@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from wiretap.analysis.model import Capped, ClientExit
 from wiretap.analysis.questions import Question
-from wiretap.analysis.tasks import Task
+from wiretap.analysis.task import Task
 from wiretap.analysis.verdicts import cancel_verdict, capped_note, poll_verdict, question_verdict
 
 
