@@ -1,6 +1,6 @@
 """MCP clients whose configuration wiretap can read: one module per client, found by its command name.
 
-A client module provides ``NAME``, ``PROXY_USE`` (how it is pointed at a forward proxy: ``wrap.forward``),
+A client module provides ``NAME``, ``PROXY_USE`` (how it is pointed at a forward proxy: ``proxy_use``),
 ``discover(argv, cwd, env) -> Discovery`` and ``launch(discovery, entries) -> Launch`` (entries: each
 wrapped server's entry, by name).
 """
