@@ -21,6 +21,8 @@ from wiretap.lab.investigation_model import Investigation, Row
 
 CADENCE_MS = 20
 """A settled cadence this close to the interval a rule applies agrees with the rule."""
+LATE_SHARE = 0.1
+"""Or later by up to this share of the interval: a busy machine runs a client's timers late, never early."""
 TOGETHER = 0.1
 """Cancels this close together were sent in one go (TaskStop's pair): closer than a person asks twice, and
 wide enough for a client on a loaded machine."""
@@ -131,8 +133,9 @@ class _Builder:
             else:
                 row.verdict = "its own interval, none asked (no known rule for this client)"
             return row
-        off = abs(task.settled_interval * 1000 - applied)
-        row.agrees = off <= CADENCE_MS
+        late = task.settled_interval * 1000 - applied
+        off = abs(late)
+        row.agrees = -CADENCE_MS <= late <= max(CADENCE_MS, LATE_SHARE * applied)
         if task.requested_poll_ms is None:
             what = f"its default, {applied} ms"
         elif applied != task.requested_poll_ms:
