@@ -13,6 +13,9 @@ from wiretap.wire.versions import Era, parse_version
 
 HANDSHAKES = ("initialize", "server/discover")
 LONG_LIVED = frozenset({"subscriptions/listen"})
+POLLS = frozenset({"tasks/get", "GetTask"})
+"""Left out of the method sequence: where a poll falls among the client's other requests is the clock's
+(tasks running side by side interleave their polls as it has it); its task's cadence is the behaviour."""
 META = "io.modelcontextprotocol/"
 TOGETHER = 0.010
 
@@ -178,7 +181,8 @@ class Observer:
         if isinstance(params.get("inputResponses"), dict):
             label += " +inputResponses"
             self._mrtr_answered(method, params["inputResponses"])
-        self._step(label, request_key=key if is_request and method not in LONG_LIVED else None)
+        if method not in POLLS:
+            self._step(label, request_key=key if is_request and method not in LONG_LIVED else None)
         if not is_request:
             return
         self._requests += 1

@@ -1,9 +1,12 @@
 """``wiretap diff A B``: two behaviour profiles compared section by section.
 
 A and B are recordings or session folders (their servers paired by name). Ids, timestamps and
-volatile values are no difference; the order of requests in flight together is none either. Delays
-and poll cadences differ only beyond a tolerance, and latency is shown (never a difference by itself)
-only when both sides have enough samples to mean something.
+volatile values are no difference; the order of requests in flight together is none either, nor is
+where a poll falls among the client's other requests (tasks run side by side, as a lab session's do,
+interleave their polls as the clock has it): the polls are judged by their task's cadence. Tasks pair
+by tool, the n-th call of a tool in A with the n-th in B. Delays and poll cadences differ only beyond a
+tolerance, and latency is shown (never a difference by itself) only when both sides have enough
+samples to mean something.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from wiretap.analysis.behaviour import Handshake, HttpTraits, Shutdown
-from wiretap.analysis.profile import Profile
+from wiretap.analysis.profile import Profile, TaskTrait
 from wiretap.judge.profiles import Source
 from wiretap.wire.structural_diff import differences
 
@@ -107,10 +110,33 @@ def _sets(a: tuple[Any, ...], b: tuple[Any, ...], show: Any) -> list[str]:
     return [f"+ {show(x)}" for x in b if x not in a] + [f"- {show(x)}" for x in a if x not in b]
 
 
+def _by_tool(tasks: tuple[TaskTrait, ...]) -> dict[tuple[str, int], tuple[int, TaskTrait]]:
+    """Each task by its tool and which call of that tool made it (the first, the second…), with its place."""
+    seen: dict[str, int] = {}
+    keyed: dict[tuple[str, int], tuple[int, TaskTrait]] = {}
+    for n, task in enumerate(tasks, 1):
+        tool = task.tool or task.design or "task"
+        seen[tool] = seen.get(tool, 0) + 1
+        keyed[(tool, seen[tool])] = (n, task)
+    return keyed
+
+
+def _task_name(n: int, tool: str, nth: int, calls: int) -> str:
+    return f"task {n} ({tool}{f' #{nth}' if calls > 1 else ''})"
+
+
 def _tasks(a: Profile, b: Profile) -> list[str]:
     lines = [f"tasks: {len(a.tasks)} → {len(b.tasks)}"] if len(a.tasks) != len(b.tasks) else []
-    for n, (x, y) in enumerate(zip(a.tasks, b.tasks, strict=False), 1):
-        name = f"task {n} ({x.tool or y.tool or x.design}): "
+    ka, kb = _by_tool(a.tasks), _by_tool(b.tasks)
+    calls = {tool: max(nth for t, nth in (*ka, *kb) if t == tool) for tool, _ in (*ka, *kb)}
+    for key in [k for k in ka if k not in kb] + [k for k in kb if k not in ka]:
+        side, (n, _) = ("A", ka[key]) if key in ka else ("B", kb[key])
+        lines.append(f"{_task_name(n, *key, calls[key[0]])}: only in {side}")
+    for key, (n, x) in ka.items():
+        if key not in kb:
+            continue
+        y = kb[key][1]
+        name = f"{_task_name(n, *key, calls[key[0]])}: "
         lines += _fields(x, y, ("design", "requested_poll_ms", "final_state", "live_at_client_exit", "cancelled"), name)
         mx, my = x.settled_interval, y.settled_interval
         if (mx is None) != (my is None) or (mx and my and abs(my - mx) > CADENCE_TOLERANCE * mx):
