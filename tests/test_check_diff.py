@@ -147,9 +147,11 @@ def test_the_shipped_expectations_pass_and_fail_for_the_right_reasons(name: str,
     assert len(failures) == len(failing)
 
 
-def side_by_side(path: Path, tasks: dict[str, list[float]]) -> Path:
+def side_by_side(path: Path, tasks: dict[str, list[float]], *, abort_last_poll: bool = False) -> Path:
     """One 2026-07-28 extension task per tool, all started at once, each polled at its own times (the polls
-    of all the tasks on the wire in time order); the client cancels the build task, if it ran, at 9 s."""
+    of all the tasks on the wire in time order); the client cancels the build task, if it ran, at 9 s, and
+    with ``abort_last_poll`` sends ``notifications/cancelled`` with it for the last poll before it (answered
+    already)."""
     events: list[dict[str, Any]] = []
 
     def msg(t: float, direction: str, body: dict[str, Any]) -> None:
@@ -167,6 +169,9 @@ def side_by_side(path: Path, tasks: dict[str, list[float]]) -> Path:
     if "build" in tasks:
         msg(9.0, "c2s", {"id": 99, "method": "tasks/cancel", "params": {"taskId": "build"}})
         msg(9.001, "s2c", {"id": 99, "result": {"resultType": "complete"}})
+    if abort_last_poll:
+        last = 100 + max(n for n, (t, _) in enumerate(sorted(polls)) if t < 9.0)
+        msg(9.0, "c2s", {"method": "notifications/cancelled", "params": {"requestId": last, "reason": "aborted"}})
     events.append({"t": 9.5, "kind": "eof", "dir": "c2s"})
     header = Header(transport="stdio", name="t", argv=[]).to_dict()
     path.write_bytes(b"".join(encode_event(e)[0] for e in [header, *sorted(events, key=lambda e: e["t"])]))
@@ -174,9 +179,12 @@ def side_by_side(path: Path, tasks: dict[str, list[float]]) -> Path:
 
 
 def test_where_polls_of_tasks_side_by_side_fall_among_other_requests_is_no_difference(tmp_path: Path) -> None:
-    """The cancel comes before a poll of the other task in A and after it in B: the clock's doing."""
+    """The cancel comes before a poll of the other task in A and after it in B, and in B the client aborts
+    its last poll as it cancels: the clock's doing, both."""
     a = side_by_side(tmp_path / "a.jsonl", {"build": [1.2, 2.2, 3.2], "deploy": [1.5, 2.5, 3.5, 8.9]})
-    b = side_by_side(tmp_path / "b.jsonl", {"build": [1.2, 2.2, 3.2], "deploy": [1.5, 2.5, 3.5, 9.1]})
+    b = side_by_side(
+        tmp_path / "b.jsonl", {"build": [1.2, 2.2, 3.2], "deploy": [1.5, 2.5, 3.5, 9.1]}, abort_last_poll=True
+    )
     same = wiretap("diff", str(a), str(b))
     assert (same.returncode, same.stdout) == (0, "no difference in behaviour\n")
     slower = side_by_side(tmp_path / "c.jsonl", {"build": [1.2, 2.2, 3.2], "deploy": [2.5, 4.5, 6.5, 8.5]})

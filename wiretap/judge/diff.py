@@ -151,6 +151,12 @@ def _questions(a: Profile, b: Profile) -> list[str]:
     return lines
 
 
+def _cancel_on_exit(a: bool | None, b: bool | None) -> list[str]:
+    """Sent, not sent (a task was live and the client left without cancelling it), or no live task."""
+    said = {True: "sent", False: "not sent, with a live task", None: "no live task at exit"}
+    return [] if a == b else [f"cancel on exit: {said[a]} → {said[b]}"]
+
+
 def _http(a: HttpTraits | None, b: HttpTraits | None) -> list[str]:
     if a is None or b is None:
         return [] if a is b else [f"transport traits: {'HTTP' if a else 'none'} → {'HTTP' if b else 'none'}"]
@@ -226,7 +232,7 @@ def diff_profiles(name: str, a: Profile, b: Profile) -> ServerDiff:
             ),
             "tasks": _tasks(a, b),
             "questions": _questions(a, b),
-            "cancel on exit": _fields(a, b, ("cancel_on_exit",)),
+            "cancel on exit": _cancel_on_exit(a.cancel_on_exit, b.cancel_on_exit),
             "HTTP transport": _http(a.http, b.http),
             "shutdown": _shutdown(a.shutdown, b.shutdown),
             "findings": _sets(a.findings, b.findings, str),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -137,6 +138,8 @@ def run_lab(
     with contextlib.ExitStack() as stack:
         cwd, client_env, api = Path.cwd(), dict(env), None
         if scripted:
+            if os.sep in argv[0] and not os.path.isabs(argv[0]):  # it starts in the throwaway folder
+                argv = [os.path.abspath(argv[0]), *argv[1:]]
             from wiretap.lab.messages_api import FakeMessagesAPI, ToolUse
             from wiretap.lab.offline import claude_env, claude_home
 
