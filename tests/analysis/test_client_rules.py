@@ -138,6 +138,7 @@ def test_the_task_design_tells_fastmcp_from_the_python_sdk_under_one_client_name
     assert sdk is not None and sdk.who == "MCP Python SDK" and sdk.applied_ms(500) == 500
     assert fastmcp is not None and fastmcp.who == "fastmcp"
     inspector = poll_rule_for("inspector-cli")
-    assert inspector is not None and inspector.applied_ms(3000) == inspector.applied_ms(None) == 1000
+    assert inspector is not None and inspector.applied_ms(3000) == 3000 and inspector.applied_ms(1) == 10
+    assert inspector.applied_ms(None) == 1000
     assert describe("codex-mcp-client", "0.171.0") == "No known poll rule for codex-mcp-client"
     assert {row.behaviour for row in RULES if row.client == "claude-code"} == set(Behaviour)

@@ -268,6 +268,25 @@ def test_slow_and_unanswered_requests_are_findings() -> None:
     assert codes["unanswered-request"]["times"] == [18.0] and "tools/list" in codes["unanswered-request"]["message"]
 
 
+def test_a_request_sent_once_the_client_told_the_server_to_stop_is_no_unanswered_request_or_give_up() -> None:
+    """A client polls on after it has sent its server SIGINT; the server ends without answering that poll.
+    The poll it sent before the signal and left unanswered is still a finding."""
+    s = Script()
+    s.call(0.0, "tools/call", {"name": "x", "task": {}}, 0.1, {"task": {"taskId": "S", "status": "working"}})
+    s.call(1.0, "tasks/get", {"taskId": "S"}, None)
+    s.lifecycle(2.0, "signal", signal="SIGINT", signum=2, forwarded=True)
+    s.call(2.004, "tasks/get", {"taskId": "S"}, None)
+    s.lifecycle(2.02, "exit", status=0, code=0)
+    analysis = Analysis()
+    analysis.give_ups.client_exit = 2.05  # the session manifest's: the client exited
+    for event in s.events:
+        analysis.feed(event)
+    analysis.exits.manifest_exit(2.05, "the client exited (session manifest)")
+    report = analysis.report({"name": "t", "transport": "stdio", "started": "x"}, "test", 0).to_dict()
+    found = [(f["code"], f["times"][0]) for f in valid_report(report)["findings"]]
+    assert found == [("unanswered-request", 1.0), ("client-gave-up", 1.0)]
+
+
 def test_an_elicitation_request_and_an_input_required_result_are_questions_too() -> None:
     s = Script()
     s.send(1.0, "s2c", {"id": "e1", "method": "elicitation/create", "params": {"message": "Which city?"}})

@@ -29,7 +29,6 @@ from wiretap.recording.events import Event
 REPO = paths.REPO
 CODES = {"stdout-not-json", "slow-start", "start-failed"}
 SLEEP = 1.5
-TOL = 0.020
 CLIENT = {"name": "scenario-client", "version": "1.0"}
 CODEX = {"name": "codex-mcp-client", "version": "0.171.0"}
 
@@ -135,8 +134,9 @@ def slow(tmp_path_factory: pytest.TempPathFactory) -> Run:
 def test_the_slow_scenario_answered_initialize_after_its_sleep(slow: Run) -> None:
     asked, received = slow.first("message", dir="c2s")["t"], slow.first("stderr", text=STARTING)["t"]
     answered = slow.answer(1)["t"]
-    # The request came before the sleep and its stderr line after the sleep began (a pipe of its own).
-    assert answered - asked >= SLEEP and answered - received <= SLEEP + TOL
+    # The request came before the sleep, its stderr line (a pipe of its own) between, and the answer only
+    # after the whole sleep (a busy machine can make the answer later, never earlier).
+    assert asked <= received <= answered and answered - asked >= SLEEP
 
 
 def test_a_start_well_inside_the_clients_default_limit_raises_nothing(slow: Run) -> None:

@@ -15,76 +15,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support import paths
+from support.lab_probe_runs import WIRETAP, Json, Run, assert_close, finish
 from support.proxyrun import running_proxy
-from support.report_schema import valid_report
-from support.taprun import settled_read_all
-
-import wiretap
 
 pytestmark = pytest.mark.slow
 
 PEER_SCRIPTS = paths.PEER_SCRIPTS
-# The peers' stdio clients pass the server only a few environment variables: name the wiretap under test.
-WIRETAP = ["env", f"PYTHONPATH={Path(wiretap.__file__).resolve().parent.parent}", sys.executable, "-m", "wiretap"]
 TIMEOUT = 120
-CLOSE = 0.005
-"""Seconds: how far a reported time may be from the probe's log of it (ms rounding, a pipe hop under load)."""
-Json = dict[str, Any]
-
-
-@dataclass
-class Run:
-    client: Json
-    report: Json
-    origin: float
-    log: list[Json]
-
-    def task(self) -> Json:
-        [task] = self.report["tasks"]
-        return task
-
-    def t(self, entry: Json) -> float:
-        return float(entry["mono_ns"]) / 1e9 - self.origin
-
-    def polls(self, task_id: str) -> list[float]:
-        return [self.t(e) for e in self.log if e.get("method") == "tasks/get" and e.get("task") == task_id]
-
-    def states(self, task_id: str) -> list[tuple[float, str]]:
-        """Each state the probe put on the wire for the task, when it first did."""
-        seen: list[tuple[float, str]] = []
-        for entry in self.log:
-            mine = entry["event"] == "sent" and entry.get("task") == task_id and "status" in entry
-            if mine and (not seen or seen[-1][1] != entry["status"]):
-                seen.append((self.t(entry), entry["status"]))
-        return seen
-
-    def sent(self, method: str) -> list[Json]:
-        return [e for e in self.log if e["event"] == "sent" and e.get("method") == method]
-
-
-def report(recording: Path) -> Json:
-    result = subprocess.run(
-        [sys.executable, "-m", "wiretap", "report", str(recording), "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    return valid_report(json.loads(result.stdout))
-
-
-def finish(client: subprocess.CompletedProcess[str], recording: Path, log: Path) -> Run:
-    assert client.returncode == 0, client.stderr[-4000:]
-    header, _, skipped = settled_read_all(recording)
-    assert not skipped, skipped.describe()
-    entries = [json.loads(row) for row in log.read_text().splitlines()]
-    return Run(json.loads(client.stdout), report(recording), float(header["monotonic_origin"]), entries)
 
 
 def tapped(python: Path, client: str, tool: str, arguments: Json, root: Path) -> Run:
@@ -109,11 +50,6 @@ def proxied(python: Path, client: str, tool: str, arguments: Json, root: Path) -
             probe.terminate()
             probe.wait(TIMEOUT)
     return finish(result, recording, log)
-
-
-def assert_close(reported: list[float], logged: list[float]) -> None:
-    assert len(reported) == len(logged), (reported, logged)
-    assert all(abs(a - b) <= CLOSE for a, b in zip(reported, logged, strict=True)), (reported, logged)
 
 
 def assert_matches_the_probe_log(run: Run) -> None:

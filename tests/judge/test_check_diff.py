@@ -5,11 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support.check_fixtures import DEMO, REPO, expectations, task_recording
+from support.check_fixtures import DEMO, EXT, REPO, expectations, task_recording
 
 from wiretap.analysis.report import build_report
+from wiretap.recording.events import Header
 from wiretap.recording.writer import encode_event
 
 
@@ -111,3 +113,63 @@ def test_the_shipped_expectations_pass_and_fail_for_the_right_reasons(name: str,
     failures = [line.split(" ", 2)[2] for line in result.stdout.splitlines() if line.startswith("FAIL ")]
     assert [f for f in failures if not any(f.startswith(want) for want in failing)] == []
     assert len(failures) == len(failing)
+
+
+def side_by_side(path: Path, tasks: dict[str, list[float]], *, abort_last_poll: bool = False) -> Path:
+    """One 2026-07-28 extension task per tool, all started at once, each polled at its own times (the polls
+    of all the tasks on the wire in time order); the client cancels the build task, if it ran, at 9 s, and
+    with ``abort_last_poll`` sends ``notifications/cancelled`` with it for the last poll before it (answered
+    already)."""
+    events: list[dict[str, Any]] = []
+
+    def msg(t: float, direction: str, body: dict[str, Any]) -> None:
+        events.append({"t": t, "kind": "message", "dir": direction, "msg": {"jsonrpc": "2.0", **body}})
+
+    polls: list[tuple[float, str]] = []
+    for n, (tool, times) in enumerate(tasks.items(), 1):
+        msg(0.1 * n, "c2s", {"id": n, "method": "tools/call", "params": {"name": tool, "_meta": EXT}})
+        created = {"resultType": "task", "taskId": tool, "status": "working", "pollIntervalMs": 1000}
+        msg(0.1 * n + 0.01, "s2c", {"id": n, "result": created})
+        polls += [(t, tool) for t in times]
+    for n, (t, tool) in enumerate(sorted(polls), 100):
+        msg(t, "c2s", {"id": n, "method": "tasks/get", "params": {"taskId": tool}})
+        msg(t + 0.001, "s2c", {"id": n, "result": {"resultType": "complete", "taskId": tool, "status": "working"}})
+    if "build" in tasks:
+        msg(9.0, "c2s", {"id": 99, "method": "tasks/cancel", "params": {"taskId": "build"}})
+        msg(9.001, "s2c", {"id": 99, "result": {"resultType": "complete"}})
+    if abort_last_poll:
+        last = 100 + max(n for n, (t, _) in enumerate(sorted(polls)) if t < 9.0)
+        msg(9.0, "c2s", {"method": "notifications/cancelled", "params": {"requestId": last, "reason": "aborted"}})
+    events.append({"t": 9.5, "kind": "eof", "dir": "c2s"})
+    header = Header(transport="stdio", name="t", argv=[]).to_dict()
+    path.write_bytes(b"".join(encode_event(e)[0] for e in [header, *sorted(events, key=lambda e: e["t"])]))
+    return path
+
+
+def test_where_polls_of_tasks_side_by_side_fall_among_other_requests_is_no_difference(tmp_path: Path) -> None:
+    """The cancel comes before a poll of the other task in A and after it in B, and in B the client aborts
+    its last poll as it cancels: the clock's doing, both."""
+    a = side_by_side(tmp_path / "a.jsonl", {"build": [1.2, 2.2, 3.2], "deploy": [1.5, 2.5, 3.5, 8.9]})
+    b = side_by_side(
+        tmp_path / "b.jsonl", {"build": [1.2, 2.2, 3.2], "deploy": [1.5, 2.5, 3.5, 9.1]}, abort_last_poll=True
+    )
+    same = wiretap("diff", str(a), str(b))
+    assert (same.returncode, same.stdout) == (0, "no difference in behaviour\n")
+    slower = side_by_side(tmp_path / "c.jsonl", {"build": [1.2, 2.2, 3.2], "deploy": [2.5, 4.5, 6.5, 8.5]})
+    changed = wiretap("diff", str(a), str(slower))
+    assert changed.returncode == 1
+    assert "task 2 (deploy): poll interval 1.0 s → 2.0 s" in changed.stdout
+    assert "== method sequence" not in changed.stdout
+
+
+def test_tasks_pair_by_tool_so_a_task_only_one_side_ran_is_named_and_the_rest_still_compare(tmp_path: Path) -> None:
+    a = side_by_side(tmp_path / "a.jsonl", {"build": [1.2, 2.2, 3.2], "deploy": [1.5, 2.5, 3.5]})
+    b = side_by_side(tmp_path / "b.jsonl", {"deploy": [1.5, 3.5, 5.5]})
+    result = wiretap("diff", str(a), str(b))
+    assert result.returncode == 1
+    tasks = result.stdout.split("== tasks\n")[1].split("==")[0]
+    assert [line.strip() for line in tasks.splitlines()] == [
+        "tasks: 2 → 1",
+        "task 1 (build): only in A",
+        "task 2 (deploy): poll interval 1.0 s → 2.0 s (1.00 ×2 s → 2.00 ×2 s)",
+    ]

@@ -57,6 +57,8 @@ def test_a_shutdown_delay_differs_only_beyond_its_tolerance(tmp_path: Path) -> N
 
     a = write(tmp_path / "a.jsonl", run(0.5))
     assert wiretap("diff", str(a), str(write(tmp_path / "b.jsonl", run(0.52)))).returncode == 0
+    quick = write(tmp_path / "quick.jsonl", run(0.014))
+    assert wiretap("diff", str(quick), str(write(tmp_path / "loaded.jsonl", run(0.09)))).returncode == 0
     slower = wiretap("diff", str(a), str(write(tmp_path / "c.jsonl", run(5.0))))
     assert slower.returncode == 1
     assert "server killed by SIGKILL: 500 ms → 5000 ms after the first step" in slower.stdout

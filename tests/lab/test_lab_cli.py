@@ -181,3 +181,10 @@ def test_the_argv_a_print_run_is_given() -> None:
     assert with_prompt(["claude", "--print", "--verbose"], "ours", steps)[:3] == ["claude", "--print", "ours"]
     scripted = scripted_argv(["claude", "--output-format", "json", "-p", "x", "--model", "m"], steps)
     assert scripted[-2:] == ["--model", "m"] and scripted.count("--output-format") == 1 and "x" not in scripted
+
+
+def test_scripted_starts_a_client_named_by_a_relative_path_from_the_users_folder(user) -> None:
+    done, seen = lab(user, "--scripted", "--conditions", "slow-answer", "--", "../bin/claude", "-p")
+    assert done.returncode == 0, done.stderr
+    assert seen, "the stand-in ran although the client starts in the throwaway folder"
+    assert Path(seen["cwd"]) != user["project"]

@@ -114,11 +114,10 @@ RULES: tuple[ClientRule, ...] = (
         "inspector-cli",
         "MCP Inspector CLI",
         Behaviour.POLL,
-        "polls every 1 s",
+        "polls at the server's interval (at least 10 ms, no ceiling); every 1 s when the server gives none",
         "2.12.0",
         INSPECTOR_2_12,
-        floor_ms=1000,
-        ceiling_ms=1000,
+        floor_ms=10,
         default_ms=1000,
     ),
 )

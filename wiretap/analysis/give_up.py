@@ -173,12 +173,16 @@ class GiveUps:
             for watch in self._open.values():
                 watch.give_up(self.client_exit, "the client exited")
 
-    def finish(self, findings: Findings, limits: ClientLimits, end: float) -> None:
+    def finish(self, findings: Findings, limits: ClientLimits, end: float, leaving: float | None = None) -> None:
+        """``leaving``: when the client began to leave (its signal to the server, stdin closed); a request it
+        sent from then on that was never answered is no give-up, as no answer was coming."""
         if self.client_exit is not None:
             self._note_exit(max(end, self.client_exit))
         watches = sorted([*self.kept, *self._open.values()], key=lambda w: w.request.t)
         for watch in watches:
             if watch.request.method in LONG_LIVED:
+                continue
+            if leaving is not None and watch.request.t >= leaving and watch.answered is None:
                 continue
             self._judge(watch, findings, limits, end)
 

@@ -13,6 +13,12 @@ from wiretap.wire.versions import Era, parse_version
 
 HANDSHAKES = ("initialize", "server/discover")
 LONG_LIVED = frozenset({"subscriptions/listen"})
+POLLS = frozenset({"tasks/get", "GetTask"})
+"""Left out of the method sequence: where a poll falls among the client's other requests is the clock's
+(tasks running side by side interleave their polls as it has it); its task's cadence is the behaviour.
+So is a ``notifications/cancelled`` of a poll (a client stopping a task may abort the poll it has out)."""
+RECENT_POLLS = 64
+"""How many of the latest polls' ids are kept, to know a cancel of one of them."""
 META = "io.modelcontextprotocol/"
 TOGETHER = 0.010
 
@@ -115,6 +121,8 @@ class Observer:
         self._step_open: list[str] = []
         """The messages of the step in flight; a closed step goes to ``_runs``."""
         self._runs = StepRuns()
+        self._polls: dict[Hashable, None] = {}
+        """The latest polls' ids, oldest first."""
         self._in_flight: dict[Hashable, int] = {}
         self._server_pending: Pairing[str] = Pairing()
         self._mrtr_pending: dict[str, str] = {}
@@ -178,7 +186,12 @@ class Observer:
         if isinstance(params.get("inputResponses"), dict):
             label += " +inputResponses"
             self._mrtr_answered(method, params["inputResponses"])
-        self._step(label, request_key=key if is_request and method not in LONG_LIVED else None)
+        if method in POLLS:
+            self._polls[key] = None
+            if len(self._polls) > RECENT_POLLS:
+                del self._polls[next(iter(self._polls))]
+        elif not (method == "notifications/cancelled" and id_key(params.get("requestId")) in self._polls):
+            self._step(label, request_key=key if is_request and method not in LONG_LIVED else None)
         if not is_request:
             return
         self._requests += 1

@@ -149,14 +149,16 @@ class Analysis:
         self.exits.finish()
         self.tasks.finish(end)
         self.headers.finish()
+        leaving = self.exits.client.t if self.exits.client is not None else None
         for request in self.conversation.pending():
-            if request.method not in LONG_LIVED:
+            # Sent once the client had told the server to stop (a signal, stdin closed): no answer was coming.
+            if request.method not in LONG_LIVED and (leaving is None or request.t < leaving):
                 self.findings.unanswered(request)
         if self.client_exited is not None:
             self.startup.client_exited(self.client_exited)
         self.startup.finish(self.findings, self.limit_settings, self.session_client)
         authorization = self.oauth.finish(self.findings)
-        self.give_ups.finish(self.findings, self._client_limits(), end)
+        self.give_ups.finish(self.findings, self._client_limits(), end, leaving)
         tasks = sorted(self.tasks.tasks.values(), key=lambda task: task.created_at)
         handshake = self.observer.handshake()
         client = handshake.client_name or self.session_client

@@ -44,10 +44,19 @@ def serve(a2a: bool, address: str | None, log_path: Path | None) -> None:
             asyncio.run(serve_a2a(host, port, log_path))
         return
     if address is None:
+        import os
+        import sys
+
         from wiretap.lab.probe.stdio import serve as serve_stdio
 
         asyncio.run(serve_stdio(log_path))
-        return
+        # The client waits to see its server gone (Claude Code sends SIGTERM 100 ms after SIGINT): its log
+        # closed and stdout flushed, the probe skips the interpreter's teardown, so its exit is the client's
+        # shutdown sequence and not a machine's load.
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(0)
     host, port = loopback_address(address)
     from wiretap.lab.probe.http import serve as serve_http
 

@@ -1,9 +1,12 @@
 """``wiretap diff A B``: two behaviour profiles compared section by section.
 
 A and B are recordings or session folders (their servers paired by name). Ids, timestamps and
-volatile values are no difference; the order of requests in flight together is none either. Delays
-and poll cadences differ only beyond a tolerance, and latency is shown (never a difference by itself)
-only when both sides have enough samples to mean something.
+volatile values are no difference; the order of requests in flight together is none either, nor is
+where a poll falls among the client's other requests (tasks run side by side, as a lab session's do,
+interleave their polls as the clock has it): the polls are judged by their task's cadence. Tasks pair
+by tool, the n-th call of a tool in A with the n-th in B. Delays and poll cadences differ only beyond a
+tolerance, and latency is shown (never a difference by itself) only when both sides have enough
+samples to mean something.
 """
 
 from __future__ import annotations
@@ -14,13 +17,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from wiretap.analysis.behaviour import Handshake, HttpTraits, Shutdown
-from wiretap.analysis.profile import Profile
+from wiretap.analysis.profile import Profile, TaskTrait
 from wiretap.judge.profiles import Source
 from wiretap.wire.structural_diff import differences
 
 CADENCE_TOLERANCE = 0.10
-DELAY_TOLERANCE = (0.05, 0.5)
-"""A shutdown delay differs when it moved by more than 50 ms and by more than half."""
+DELAY_TOLERANCE = (0.1, 0.5)
+"""A shutdown delay differs when it moved by more than 100 ms and by more than half (a loaded machine alone
+delays a process's exit by tens of ms)."""
 MIN_LATENCY_SAMPLES = 20
 RACY = frozenset({"stdin closed", "connections closed"})
 """Steps a relay sees only if they come before it ends (a signal it always records)."""
@@ -107,10 +111,33 @@ def _sets(a: tuple[Any, ...], b: tuple[Any, ...], show: Any) -> list[str]:
     return [f"+ {show(x)}" for x in b if x not in a] + [f"- {show(x)}" for x in a if x not in b]
 
 
+def _by_tool(tasks: tuple[TaskTrait, ...]) -> dict[tuple[str, int], tuple[int, TaskTrait]]:
+    """Each task by its tool and which call of that tool made it (the first, the second…), with its place."""
+    seen: dict[str, int] = {}
+    keyed: dict[tuple[str, int], tuple[int, TaskTrait]] = {}
+    for n, task in enumerate(tasks, 1):
+        tool = task.tool or task.design or "task"
+        seen[tool] = seen.get(tool, 0) + 1
+        keyed[(tool, seen[tool])] = (n, task)
+    return keyed
+
+
+def _task_name(n: int, tool: str, nth: int, calls: int) -> str:
+    return f"task {n} ({tool}{f' #{nth}' if calls > 1 else ''})"
+
+
 def _tasks(a: Profile, b: Profile) -> list[str]:
     lines = [f"tasks: {len(a.tasks)} → {len(b.tasks)}"] if len(a.tasks) != len(b.tasks) else []
-    for n, (x, y) in enumerate(zip(a.tasks, b.tasks, strict=False), 1):
-        name = f"task {n} ({x.tool or y.tool or x.design}): "
+    ka, kb = _by_tool(a.tasks), _by_tool(b.tasks)
+    calls = {tool: max(nth for t, nth in (*ka, *kb) if t == tool) for tool, _ in (*ka, *kb)}
+    for key in [k for k in ka if k not in kb] + [k for k in kb if k not in ka]:
+        side, (n, _) = ("A", ka[key]) if key in ka else ("B", kb[key])
+        lines.append(f"{_task_name(n, *key, calls[key[0]])}: only in {side}")
+    for key, (n, x) in ka.items():
+        if key not in kb:
+            continue
+        y = kb[key][1]
+        name = f"{_task_name(n, *key, calls[key[0]])}: "
         lines += _fields(x, y, ("design", "requested_poll_ms", "final_state", "live_at_client_exit", "cancelled"), name)
         mx, my = x.settled_interval, y.settled_interval
         if (mx is None) != (my is None) or (mx and my and abs(my - mx) > CADENCE_TOLERANCE * mx):
@@ -123,6 +150,12 @@ def _questions(a: Profile, b: Profile) -> list[str]:
     for n, (x, y) in enumerate(zip(a.questions, b.questions, strict=False), 1):
         lines += _fields(x, y, ("kind", "keys", "answered_by", "cancelled_instead"), f"question {n}: ")
     return lines
+
+
+def _cancel_on_exit(a: bool | None, b: bool | None) -> list[str]:
+    """Sent, not sent (a task was live and the client left without cancelling it), or no live task."""
+    said = {True: "sent", False: "not sent, with a live task", None: "no live task at exit"}
+    return [] if a == b else [f"cancel on exit: {said[a]} → {said[b]}"]
 
 
 def _http(a: HttpTraits | None, b: HttpTraits | None) -> list[str]:
@@ -200,7 +233,7 @@ def diff_profiles(name: str, a: Profile, b: Profile) -> ServerDiff:
             ),
             "tasks": _tasks(a, b),
             "questions": _questions(a, b),
-            "cancel on exit": _fields(a, b, ("cancel_on_exit",)),
+            "cancel on exit": _cancel_on_exit(a.cancel_on_exit, b.cancel_on_exit),
             "HTTP transport": _http(a.http, b.http),
             "shutdown": _shutdown(a.shutdown, b.shutdown),
             "findings": _sets(a.findings, b.findings, str),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -147,6 +148,8 @@ def run_lab(
     headless = print_mode(argv) or (scripted and not claude)
     with contextlib.ExitStack() as stack:
         cwd, client_env, api = Path.cwd(), dict(env), None
+        if scripted and os.sep in argv[0] and not os.path.isabs(argv[0]):  # it starts in the throwaway folder
+            argv = [os.path.abspath(argv[0]), *argv[1:]]
         if scripted and not claude:
             from wiretap.lab.model_apis import Call, FakeModelAPIs
             from wiretap.lab.offline_clients import codex_argv, codex_env, gemini_argv, gemini_env
