@@ -1,6 +1,7 @@
 """``wiretap lab serve --a2a`` as a real process, through the real ``wiretap proxy``, polled by a scripted
 client of known schedule (tests/scenarios/a2a_lab_poller.py) and driven by the real a2a-sdk 1.3.0 client
-(tests/peer_scripts/a2a_lab_sdk_client.py). Each client keeps its own log on ``time.monotonic()``, the
+(tests/peer_scripts/a2a_lab_sdk_client.py) and the real @a2a-js/sdk 1.3.0 client on Node 24
+(tests/peer_scripts/a2a_lab_js_client.mjs). Each client keeps its own log on ``time.monotonic()``, the
 clock wiretap stamps with; the report's back-off steps, failed polls and give-up point are checked against
 that log, to 10 ms.
 """
@@ -88,6 +89,15 @@ def poller(tmp_path_factory: pytest.TempPathFactory) -> Run:
 def sdk(a2a_sdk_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
     script = str(TESTS / "peer_scripts" / "a2a_lab_sdk_client.py")
     return recorded_run(tmp_path_factory.mktemp("lab-a2a-sdk"), [str(a2a_sdk_python), script])
+
+
+@pytest.fixture(scope="module")
+def js(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    from support import peers
+
+    script = str(TESTS / "peer_scripts" / "a2a_lab_js_client.mjs")
+    command = ["env", f"NODE_PATH={peers.a2a_js()}", str(peers.node_24()), script]
+    return recorded_run(tmp_path_factory.mktemp("lab-a2a-js"), command)
 
 
 def close(got: float | None, expected: float, what: str) -> None:
@@ -199,3 +209,30 @@ def test_the_crash_condition_ends_the_agent_process_mid_task_with_status_1(tmp_p
     events = [json.loads(line) for line in log.read_text().splitlines()]
     assert [e["event"] for e in events] == ["listening", "request", "answer", "exit"]
     assert events[-1]["mono_ns"] - events[1]["mono_ns"] >= 300_000_000
+
+
+def test_the_js_client_uses_each_binding_and_sees_every_condition_as_the_agent_sent_it(js: Run) -> None:
+    for binding, transport in (("jsonrpc", "JSONRPC"), ("rest", "HTTP+JSON")):
+        got = js.client[binding]
+        assert got["transport"] == transport
+        assert got["slow"]["task"]["state"] == "TASK_STATE_COMPLETED"
+        assert (got["reject"]["state"], got["reject"]["message"]) == ("TASK_STATE_REJECTED", ["out of scope"])
+        assert got["failing-artifact"]["artifacts"] == [
+            {"name": "summary.json", "data": {"tests": 4, "passed": 3, "failed": 1}}
+        ]
+
+
+def test_the_report_flags_the_js_clients_rejected_and_failing_tasks_and_its_polls_are_its_schedule(js: Run) -> None:
+    codes: dict[str, set[str]] = {}
+    for finding in js.report["findings"]:
+        codes.setdefault(finding["code"], set()).add(finding.get("task"))
+    bindings = [js.client[b] for b in ("jsonrpc", "rest")]
+    assert codes["task-rejected"] == {b["reject"]["id"] for b in bindings}
+    assert codes["completed-with-failing-artifact"] == {b["failing-artifact"]["id"] for b in bindings}
+    rows = {row["id"]: row for row in js.report["tasks"]}
+    for got in (b["slow"] for b in bindings):
+        schedule = rows[got["task"]["id"]]["poll_schedule"]
+        assert len(schedule["steps"]) == len(got["polls"]) >= 4
+        for step, (called, returned) in zip(schedule["steps"], got["polls"], strict=True):
+            assert js.t(called) - ROUNDING <= step["t"] <= js.t(returned) + ROUNDING, (step, called, returned)
+        assert schedule["gave_up_at"] is None and schedule["failed"] == 0

@@ -37,6 +37,7 @@ INSPECTOR = ["@modelcontextprotocol/inspector@2.12.0"]
 VICTORIA_METRICS = ("victoria-metrics", "1.112.0+ds1-2", "trixie")
 """Debian 13's VictoriaMetrics: it ingests OTLP metrics (Debian 12's 1.79 and Prometheus packages do not)."""
 TS_SDK = ["@modelcontextprotocol/sdk@1.32.2"]
+A2A_JS = ["@a2a-js/sdk@1.3.0"]
 _ARCH = "arm64" if platform.machine() in ("arm64", "aarch64") else "x64"
 NODE_PLATFORM = f"node-{'darwin' if sys.platform == 'darwin' else 'linux'}-{_ARCH}"
 NODE_24 = [f"{NODE_PLATFORM}@24.22.3"]
@@ -181,6 +182,11 @@ def inspector() -> Path:
 def ts_sdk() -> Path:
     """The MCP TypeScript SDK (npm): its node_modules, for the Node scripts in tests/peer_scripts/."""
     return npm_peer("ts-sdk-1.32.2", TS_SDK)
+
+
+def a2a_js() -> Path:
+    """The A2A JavaScript SDK (npm): its node_modules, for tests/peer_scripts/a2a_lab_js_client.mjs."""
+    return npm_peer("a2a-js-1.3.0", A2A_JS)
 
 
 def node_24() -> Path:
