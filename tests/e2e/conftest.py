@@ -30,3 +30,16 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
         pytest.skip(f"arize-phoenix cannot be installed here: {str(exc)[:200]}")
     with running_phoenix(command, tmp_path_factory.mktemp("phoenix")) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def inspector() -> Path:
+    """The MCP Inspector CLI (npm), or a skip with the reason where it cannot be installed (never under CI)."""
+    from support import peers
+
+    try:
+        return peers.inspector()
+    except (RuntimeError, OSError) as exc:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"the MCP Inspector CLI cannot be installed here: {exc}")

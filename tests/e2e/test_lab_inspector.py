@@ -30,21 +30,8 @@ pytestmark = pytest.mark.slow
 
 TIMEOUT = 120
 CADENCE = 0.02
-"""How early a poll may come."""
-"""Seconds: how far a settled poll interval may be from the one the Inspector applies."""
+"""Seconds: how early a poll may come against the interval the Inspector applies."""
 Json = dict[str, Any]
-
-
-@pytest.fixture(scope="module")
-def inspector() -> Path:
-    from support import peers
-
-    try:
-        return peers.inspector()
-    except (RuntimeError, OSError) as exc:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip(f"the MCP Inspector CLI cannot be installed here: {exc}")
 
 
 def inspect(inspector: Path, root: Path, where: list[str], era: str, *call: str) -> subprocess.CompletedProcess[str]:

@@ -26,18 +26,6 @@ WIRETAP = [sys.executable, "-m", "wiretap"]
 TIMEOUT = 120
 
 
-@pytest.fixture(scope="module")
-def inspector() -> Path:
-    from support import peers
-
-    try:
-        return peers.inspector()
-    except (RuntimeError, OSError) as exc:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip(f"the MCP Inspector CLI cannot be installed here: {exc}")
-
-
 def inspect(inspector: Path, home: Path, target: list[str], *args: str) -> Any:
     """One Inspector CLI call (``--method …``) against ``target`` (a server command or a URL)."""
     env = {**os.environ, "HOME": str(home), "MCP_CATALOG_PATH": str(home / "catalog")}

@@ -386,13 +386,7 @@ class Exchange:
             if head.status != 101 and self.head.version == "1.1":
                 self.client.write(wire.informational(head))
             return
-        self.head_due = None
-        self.recorder.event_json(
-            f'{{"kind":"http_response","ex":{self.ex},"status":{head.status},"reason":{_text(head.reason)},'
-            f'"headers":{self.proxy.recorded_headers.json(head.headers)}}}'
-        )
-        self._answered = True
-        self._response_head = head
+        self._record_response_head(head)
         content_type = head.text(b"content-type") or ""
         sse = _event_stream(content_type)
         encoding = head.text(b"content-encoding")
@@ -424,10 +418,7 @@ class Exchange:
         ):
             self._metadata = []
 
-    # A WebSocket: after the 101, bytes both ways, recorded as they pass and forwarded unchanged.
-
-    def _switch(self, head: wire.Head) -> None:
-        """The upstream granted the upgrade: its 101 goes on as it came, and the connection becomes a pipe."""
+    def _record_response_head(self, head: wire.Head) -> None:
         self.head_due = None
         self.recorder.event_json(
             f'{{"kind":"http_response","ex":{self.ex},"status":{head.status},"reason":{_text(head.reason)},'
@@ -435,6 +426,12 @@ class Exchange:
         )
         self._answered = True
         self._response_head = head
+
+    # A WebSocket: after the 101, bytes both ways, recorded as they pass and forwarded unchanged.
+
+    def _switch(self, head: wire.Head) -> None:
+        """The upstream granted the upgrade: its 101 goes on as it came, and the connection becomes a pipe."""
+        self._record_response_head(head)
         self.tunnel = True
         extensions = b",".join(head.values(b"sec-websocket-extensions")).lower()
         encoding = "permessage-deflate" if b"permessage-deflate" in extensions else None
