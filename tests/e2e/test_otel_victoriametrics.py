@@ -150,7 +150,13 @@ def test_each_stored_operation_histogram_equals_the_recordings_request_durations
     expected = expected_from(path)
     output = push(victoria, traces, path, service)
     metric = f"mcp_{side}_operation_duration_seconds"
-    stored = victoria.export(f'{{__name__=~"{metric}_(bucket|sum|count)",service_name="{service}"}}')
+    requests = sum(len(d) for d in expected.durations.values())
+
+    def every_request(stored: list[dict[str, Any]]) -> bool:
+        return sum(int(value(s)) for s in stored if s["metric"]["__name__"].endswith("_count")) >= requests
+
+    match = f'{{__name__=~"{metric}_(bucket|sum|count)",service_name="{service}"}}'
+    stored = victoria.export(match, until=every_request)
     assert stored, output
     counts: Counter[str] = Counter()
     sums: dict[str, float] = defaultdict(float)

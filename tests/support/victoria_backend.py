@@ -9,7 +9,7 @@ import subprocess
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +42,16 @@ class VictoriaMetrics:
                 key=lambda series: json.dumps(series["metric"], sort_keys=True),
             )
 
-    def export(self, match: str, seconds: float = 30) -> list[dict[str, Any]]:
-        """Every stored series matching ``match``, over all time: {"metric": labels, "values", "timestamps"};
-        once two reads in a row agree (new series become searchable shortly after they are ingested)."""
+    def export(
+        self, match: str, seconds: float = 30, until: Callable[[list[dict[str, Any]]], bool] | None = None
+    ) -> list[dict[str, Any]]:
+        """Every stored series matching ``match``, over all time: {"metric": labels, "values", "timestamps"}.
+        New series become searchable a while after they are ingested, longer on a busy machine: read again
+        until ``until`` holds of what was read (by default: two reads in a row agree), or ``seconds`` pass
+        (the caller's assert then says what is missing)."""
         deadline = time.monotonic() + seconds
         last, now = None, self._export(match)
-        while (not now or now != last) and time.monotonic() < deadline:
+        while not (until(now) if until is not None else bool(now) and now == last) and time.monotonic() < deadline:
             time.sleep(0.5)
             last, now = now, self._export(match)
         return now
