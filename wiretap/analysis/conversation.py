@@ -10,7 +10,7 @@ from typing import Any
 
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.wire.json_values import as_dict
-from wiretap.wire.jsonrpc import NOTIFICATION, REQUEST, RESPONSE, Pairing, Waiting, is_response, kind_of, requester_of
+from wiretap.wire.jsonrpc import NOTIFICATION, REQUEST, RESPONSE, Pairing, Waiting, is_message, requester_of
 
 __all__ = ["NOTIFICATION", "REQUEST", "RESPONSE", "Conversation", "Message", "OtherBody"]
 
@@ -100,9 +100,14 @@ class Conversation:
         self._streaming: dict[int, list[Waiting[Message]]] = {}
 
     def feed(self, event: Event) -> list[Message | OtherBody | Event]:
+        if event.get("kind") == "message":
+            return self.message(event)
+        self.other(event)
+        return [event]
+
+    def other(self, event: Event) -> None:
+        """An event that is not a message (what HTTP says of an exchange)."""
         kind = event.get("kind")
-        if kind == "message":
-            return self._message(event)
         if kind == Kind.HTTP_REQUEST:
             version = as_dict(event.get("headers")).get("a2a-version")
             if isinstance(version, str) and isinstance(event.get("ex"), int):
@@ -111,9 +116,14 @@ class Conversation:
             self._status[event["ex"]] = int(event.get("status", 0))
         elif kind == Kind.HTTP_END and isinstance(event.get("ex"), int):
             self._end_of_exchange(event["ex"], float(event.get("t", 0.0)))
-        return [event]
 
-    def _message(self, event: Event) -> list[Message | OtherBody | Event]:
+    def message(self, event: Event) -> list[Message | OtherBody]:
+        """A message event's messages (a batch holds several), each paired as it comes."""
+        body = event.get("msg")
+        if type(body) is dict and "rest" not in event:
+            if is_message(body):
+                return [self._jsonrpc(event, body)]
+            return [OtherBody(float(event["t"]), str(event.get("dir")), describe_body(body, None, None))]
         if "rest" in event:
             return [self._rest(event)]
         if "msg" not in event:
@@ -121,10 +131,9 @@ class Conversation:
             status = self._status.get(ex) if isinstance(ex, int) else None
             what = describe_body(None, str(event.get("raw", "")), status)
             return [OtherBody(float(event["t"]), str(event.get("dir")), what)]
-        body = event["msg"]
-        found: list[Message | OtherBody | Event] = []
+        found: list[Message | OtherBody] = []
         for item in body if isinstance(body, list) else [body]:
-            if isinstance(item, dict) and (kind_of(item) is not None or is_response(item)):
+            if is_message(item):
                 found.append(self._jsonrpc(event, item))
             else:
                 found.append(OtherBody(float(event["t"]), str(event.get("dir")), describe_body(item, None, None)))

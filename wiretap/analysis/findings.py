@@ -74,18 +74,26 @@ class Findings:
 
     def _add(self, key: str | None, finding: Finding) -> None:
         if key is not None:
-            existing = self._by_key.get((finding.code, key))
-            if existing is not None:
-                existing.count += 1
-                existing.times[1:] = [finding.times[-1]]
+            if self._again(finding.code, key, finding.times[-1]):
                 return
             self._by_key[(finding.code, key)] = finding
         self._items.append(finding)
+
+    def _again(self, code: str, key: str, t: float) -> bool:
+        """Counts a finding already made (a poll loop), without building it again."""
+        existing = self._by_key.get((code, key))
+        if existing is None:
+            return False
+        existing.count += 1
+        existing.times[1:] = [t]
+        return True
 
     def all(self) -> list[Finding]:
         return sorted(self._items, key=lambda f: (SEVERITY_ORDER[f.severity], f.times[0] if f.times else 0.0))
 
     def poll_after_terminal(self, task: Task, t: float) -> None:
+        if self._again("poll-after-terminal", task.id, t):
+            return
         state = task.state.raw if task.state else "?"
         self._add(
             task.id,

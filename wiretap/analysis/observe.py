@@ -109,7 +109,11 @@ class StepRuns:
 
 
 class Observer:
-    def __init__(self) -> None:
+    """``behaviour``: keep everything a behaviour profile reads; without it, only the handshake and the
+    shutdown (what a report names), so a report does not pay for the profile's bookkeeping per message."""
+
+    def __init__(self, behaviour: bool = True) -> None:
+        self._behaviour = behaviour
         self._attempts: list[tuple[str, Hashable, dict[str, Any]]] = []
         self._outcomes: dict[Hashable, str] = {}
         self._first_meta: dict[str, Any] = {}
@@ -142,8 +146,12 @@ class Observer:
         if kind == Kind.MESSAGE:
             body = event.get("msg")
             for item in body if isinstance(body, list) else [body]:
-                if isinstance(item, dict):
+                if not isinstance(item, dict):
+                    continue
+                if self._behaviour:
                     self._message(event, item)
+                else:
+                    self._handshake_message(event, item)
         elif kind in (Kind.HTTP_REQUEST, Kind.HTTP_RESPONSE):
             self._http_event(event)
         elif kind == Kind.EOF and event.get("dir") == Direction.C2S:
@@ -178,6 +186,25 @@ class Observer:
             method = self._server_pending.take(direction, body.get("id"))
             if method is not None:
                 self._answers[(method, _answer(method, body))] = None
+
+    def _handshake_message(self, event: Event, body: dict[str, Any]) -> None:
+        """What ``handshake`` names from a message: the handshake attempts, their outcomes, the first
+        request's ``_meta`` of the stateless era."""
+        if isinstance(event.get("rest"), dict):
+            return
+        method = body.get("method")
+        if event.get("dir") == Direction.C2S:
+            if not isinstance(method, str) or "id" not in body:
+                return
+            params = as_dict(body.get("params"))
+            if not self._first_meta:
+                meta = as_dict(params.get("_meta"))
+                if any(k.startswith(META) for k in meta):
+                    self._first_meta = meta
+            if method in HANDSHAKES:
+                self._attempts.append((method, id_key(body.get("id")), params))
+        elif not isinstance(method, str) and self._attempts:
+            self._results(body)
 
     def _client_request(self, method: str, body: dict[str, Any], key: Hashable, event: Event) -> None:
         params = as_dict(body.get("params"))

@@ -66,7 +66,7 @@ class Analysis:
         self.exits = ExitWatch()
         self.traffic = Traffic()
         self.activity = Activity(transport) if timeline else None
-        self.observer = Observer()
+        self.observer = Observer(behaviour)
         self.observed = ObservedFacts()
         self.headers, self.versions = HeaderCheck(self.findings), VersionWatch(self.findings)
         self.oauth = OAuthWatch()
@@ -95,7 +95,8 @@ class Analysis:
 
     def feed(self, event: dict[str, Any]) -> None:
         self.events += 1
-        if event.get("kind") == "message":
+        is_message = event.get("kind") == "message"
+        if is_message:
             self._message_event(event)
         else:
             self._other_event(event)
@@ -109,15 +110,19 @@ class Analysis:
                 self.rows.append(row)
             else:
                 self.rows_left_out += 1
-        for item in self.conversation.feed(event):
-            if isinstance(item, Message):
+        if not is_message:
+            self.conversation.other(event)
+            return
+        for item in self.conversation.message(event):
+            if type(item) is Message:
                 self.traffic.feed(item)
                 self.startup.message(item)
                 self.tasks.feed(item)
                 self.questions.feed(item)
                 self.give_ups.feed(item, self.conversation)
                 self.tool_calls.feed(item)
-            elif isinstance(item, OtherBody):
+            else:
+                assert isinstance(item, OtherBody)
                 self.traffic.feed_other(item)
 
     def _message_event(self, event: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from wiretap.recording.events import Direction, Event, Kind
 from wiretap.wire.jsonrpc import is_message
 
 HANDSHAKE = ("initialize", "server/discover")
+C2S, S2C = Direction.C2S.value, Direction.S2C.value
 UNKNOWN_LIMIT_AFTER = 5.0
 """Seconds: a start this slow is noted (as info) even when the client's limit is not known."""
 CLOSE_TO_LIMIT = 0.5
@@ -62,6 +63,8 @@ def _text(event: Event) -> str | None:
         raw = str(event.get("raw", ""))
         return raw if raw.strip() else None
     body = event.get("msg")
+    if is_message(body):
+        return None
     items = body if isinstance(body, list) else [body]
     if items and all(is_message(item) for item in items):
         return None
@@ -126,11 +129,11 @@ class Startup:
             self._stdout(event, t)
 
     def message(self, m: Message) -> None:
-        if m.dir == Direction.C2S.value and m.kind == REQUEST:
+        if m.dir == C2S and m.kind == REQUEST:
             self._request(m)
-        elif m.dir == Direction.S2C.value and m.kind == RESPONSE and m.request is not None:
+        elif self.answered is None and m.dir == S2C and m.kind == RESPONSE and m.request is not None:
             self._response(m)
-        if m.dir == Direction.C2S.value and self._waiting_for_action(m.t):
+        if m.dir == C2S and (self.banner is not None or self.noise is not None) and self._waiting_for_action(m.t):
             self._action(m.t, f"sent {m.method}" if m.method and m.kind != RESPONSE else "answered a request", False)
 
     def client_exited(self, t: float) -> None:
@@ -139,6 +142,8 @@ class Startup:
         self._client_left(t, killed if self.tap_killed else "exited")
 
     def _request(self, m: Message) -> None:
+        if self.first_request is not None and self.handshake is not None and m.method not in HANDSHAKE:
+            return
         if self.first_request is None:
             self.first_request = m
             params = m.params.get("_meta", {}).get(MODERN_CLIENT) if isinstance(m.params.get("_meta"), dict) else None

@@ -47,14 +47,29 @@ def is_response(body: Any) -> bool:
 
 
 def is_message(body: Any) -> bool:
-    return kind_of(body) is not None or is_response(body)
+    """``kind_of(body) is not None or is_response(body)``, in one look at the body."""
+    if not isinstance(body, dict):
+        return False
+    method = body.get("method", _ABSENT)
+    if method is _ABSENT:
+        return "result" in body or "error" in body
+    return isinstance(method, str)
+
+
+_ABSENT = object()
 
 
 def id_key(msg_id: Any) -> Hashable:
     """A dict key for a JSON-RPC id that keeps 1, "1" and true apart."""
+    name = _PLAIN_IDS.get(type(msg_id))
+    if name is not None:
+        return (name, msg_id)
     if isinstance(msg_id, str | int | float | None):
         return (type(msg_id).__name__, msg_id)
     return ("json", json.dumps(msg_id, sort_keys=True))
+
+
+_PLAIN_IDS: dict[type, str] = {t: t.__name__ for t in (int, str, float, bool, type(None))}
 
 
 def requester_of(response_direction: str) -> str:
@@ -98,18 +113,25 @@ class Pairing(Generic[T]):
         requester = requester_of(response_direction)
         waiting = self._open.get((requester, id_key(msg_id)))
         if waiting:
-            return next((w for w in waiting if ex is not None and w.ex == ex), waiting[0])
+            if ex is None or len(waiting) == 1:
+                return waiting[0]
+            return next((w for w in waiting if w.ex == ex), waiting[0])
         if msg_id is None and error and ex is not None:
             return next((w for w in self._by_ex.get(ex, []) if w.key[0] == requester), None)
         return None
 
     def close(self, waiting: Waiting[T]) -> None:
-        queue = self._open.get(waiting.key, [])
-        if waiting in queue:
-            queue.remove(waiting)
+        queue = self._open.get(waiting.key)
+        if queue is not None and len(queue) == 1 and queue[0] is waiting:
+            del self._open[waiting.key]
             self._count -= 1
-        if not queue:
-            self._open.pop(waiting.key, None)
+        else:
+            queue = queue if queue is not None else []
+            if waiting in queue:
+                queue.remove(waiting)
+                self._count -= 1
+            if not queue:
+                self._open.pop(waiting.key, None)
         if waiting.ex is not None:
             same = self._by_ex.get(waiting.ex, [])
             if waiting in same:
