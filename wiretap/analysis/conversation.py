@@ -52,7 +52,9 @@ class Message:
 
     @property
     def error_code(self) -> int | None:
-        code = (self.error or {}).get("code")
+        if self.error is None:
+            return None
+        code = self.error.get("code")
         return code if isinstance(code, int) else None
 
 
@@ -101,7 +103,7 @@ class Conversation:
 
     def feed(self, event: Event) -> list[Message | OtherBody | Event]:
         if event.get("kind") == "message":
-            return self.message(event)
+            return [*self.message(event)]
         self.other(event)
         return [event]
 
@@ -152,34 +154,22 @@ class Conversation:
     def _jsonrpc(self, event: Event, body: dict[str, Any]) -> Message:
         t, direction, ex = float(event["t"]), str(event.get("dir")), event.get("ex")
         version = self._a2a_version.get(ex) if isinstance(ex, int) else None
-        method = body.get("method")
+        method, msg_id = body.get("method"), body.get("id")
         if isinstance(method, str):
-            kind = REQUEST if "id" in body else NOTIFICATION
-            message = Message(
-                t,
-                direction,
-                kind,
-                method,
-                body.get("id"),
-                as_dict(body.get("params")),
-                ex=ex,
-                a2a_version=version,
-            )
-            if kind == REQUEST:
-                self._open.open(direction, body.get("id"), message, ex)
+            params = body.get("params")
+            if "id" in body:
+                message = Message(t, direction, REQUEST, method, msg_id, params if isinstance(params, dict) else {})
+                message.ex, message.a2a_version = ex, version
+                self._open.open(direction, msg_id, message, ex)
+            else:
+                message = Message(t, direction, NOTIFICATION, method, msg_id, as_dict(params))
+                message.ex, message.a2a_version = ex, version
             return message
-        response = Message(
-            t,
-            direction,
-            RESPONSE,
-            None,
-            body.get("id"),
-            result=body.get("result"),
-            error=body.get("error") if isinstance(body.get("error"), dict) else None,
-            ex=ex,
-            a2a_version=version,
-        )
-        waiting = self._open.find(direction, body.get("id"), ex, error=response.error is not None)
+        error = body.get("error")
+        response = Message(t, direction, RESPONSE, None, msg_id, {}, body.get("result"))
+        response.error = error if isinstance(error, dict) else None
+        response.ex, response.a2a_version = ex, version
+        waiting = self._open.find(direction, msg_id, ex, error=response.error is not None)
         if waiting is not None:
             request = waiting.item
             # An event stream may answer one request many times (A2A streaming): keep it open until

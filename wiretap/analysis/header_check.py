@@ -154,14 +154,21 @@ class VersionWatch:
             return
         if kind == Kind.HTTP_REQUEST:
             self._saw(_header(as_dict(event.get("headers")), VERSION), float(t), "the MCP-Protocol-Version header")
-        elif kind == Kind.MESSAGE and isinstance(body := event.get("msg"), dict):
-            params = as_dict(body.get("params"))
-            if body.get("method") == "initialize":
-                self._saw(params.get("protocolVersion"), float(t), "an initialize request")
-            elif "result" in body and "serverInfo" in (result := as_dict(body["result"])):
-                self._saw(result.get("protocolVersion"), float(t), "an initialize result")
-            if "_meta" in params:
-                self._saw(as_dict(params["_meta"]).get(VERSION_META), float(t), "a request's _meta")
+        elif kind == Kind.MESSAGE:
+            self.message(event)
+
+    def message(self, event: Event) -> None:
+        """``feed`` for a message event."""
+        body, t = event.get("msg"), event.get("t")
+        if not isinstance(body, dict) or not isinstance(t, int | float):
+            return
+        params = body.get("params")
+        if body.get("method") == "initialize":
+            self._saw(as_dict(params).get("protocolVersion"), float(t), "an initialize request")
+        elif isinstance(result := body.get("result"), dict) and "serverInfo" in result:
+            self._saw(result.get("protocolVersion"), float(t), "an initialize result")
+        if isinstance(params, dict) and "_meta" in params:
+            self._saw(as_dict(params["_meta"]).get(VERSION_META), float(t), "a request's _meta")
 
     def _saw(self, text: Any, t: float, where: str) -> None:
         if isinstance(text, str) and REDACTED not in text:

@@ -134,7 +134,7 @@ class Analysis:
         if isinstance(event.get("ex"), int):
             self.headers.feed(event)
             self.oauth.feed(event)
-        self.versions.feed(event)
+        self.versions.message(event)
         self.startup.message_event(event, t)
         self.traffic.feed_event(event)
 

@@ -54,15 +54,20 @@ class State:
         return self.canonical in TERMINAL
 
 
+_MCP_STATES = {text: State(text, name, "mcp") for text, name in _MCP.items()}
+_A2A_STATES = {
+    **{text: State(text, name, "a2a-0.3") for text, name in _A2A_03.items()},
+    **{text: State(text, name, "a2a-1.0") for text, name in _A2A_10.items()},
+}
+
+
 def mcp_state(raw: object) -> State:
-    text = str(raw)
-    return State(text, _MCP[text], "mcp") if text in _MCP else State(text, UNKNOWN, "unknown")
+    text = raw if type(raw) is str else str(raw)
+    known = _MCP_STATES.get(text)
+    return known if known is not None else State(text, UNKNOWN, "unknown")
 
 
 def a2a_state(raw: object) -> State:
-    text = str(raw)
-    if text in _A2A_10:
-        return State(text, _A2A_10[text], "a2a-1.0")
-    if text in _A2A_03:
-        return State(text, _A2A_03[text], "a2a-0.3")
-    return State(text, UNKNOWN, "unknown")
+    text = raw if type(raw) is str else str(raw)
+    known = _A2A_STATES.get(text)
+    return known if known is not None else State(text, UNKNOWN, "unknown")

@@ -10,7 +10,17 @@ from typing import Any
 from wiretap.analysis.conversation import NOTIFICATION, REQUEST, RESPONSE, Message
 from wiretap.analysis.findings import Findings
 from wiretap.analysis.outcomes import failing_artifact, status_text
-from wiretap.analysis.states import COMPLETED, FAILED, INPUT_REQUIRED, REJECTED, State, a2a_state, mcp_state
+from wiretap.analysis.states import (
+    COMPLETED,
+    FAILED,
+    INPUT_REQUIRED,
+    REJECTED,
+    TERMINAL,
+    UNKNOWN,
+    State,
+    a2a_state,
+    mcp_state,
+)
 from wiretap.analysis.task import Task
 from wiretap.wire.json_values import as_dict
 
@@ -29,6 +39,7 @@ _A2A_GET = {"GetTask"}
 _A2A_CANCEL = {"CancelTask"}
 _A2A_SUBSCRIBE = {"SubscribeToTask", "tasks/resubscribe"}
 _NOT_FOUND = {-32602, -32001, 404}
+_MCP_VERBS = {"tasks/get": "get", "tasks/cancel": "cancel", "tasks/update": "update", "tasks/result": "result"}
 _TO_A_TASK = {"tasks/cancel", "CancelTask", "SubscribeToTask", "tasks/resubscribe"} | _A2A_SEND
 
 
@@ -87,10 +98,10 @@ class TaskTracker:
             self._repeated_call(m)
         elif method == "elicitation/create":
             self._elicitation(m)
-        elif method in ("tasks/get", "tasks/cancel", "tasks/update", "tasks/result"):
+        elif (verb := _MCP_VERBS.get(method)) is not None:
             a2a = "taskId" not in params and "id" in params
             key = self._key("a2a" if a2a else "mcp", params.get("id") if a2a else params.get("taskId"))
-            self._task_request(m, method.split("/")[1], key, a2a_03=a2a)
+            self._task_request(m, verb, key, a2a_03=a2a)
         elif method in _A2A_GET or method in _A2A_CANCEL or method in _A2A_SUBSCRIBE:
             verb = "get" if method in _A2A_GET else "cancel" if method in _A2A_CANCEL else "subscribe"
             self._task_request(m, verb, self._key("a2a", params.get("id")), a2a_03=False)
@@ -127,8 +138,9 @@ class TaskTracker:
         return task
 
     def _poll(self, task: Task, m: Message) -> None:
-        previous_error = task.polls.last_error()
-        task.polls.add(m.t)
+        polls = task.polls
+        previous_error = polls.last_error() if polls.errors else None
+        polls.add(m.t)
         if isinstance(m.ex, int):
             self._open_polls[m.ex] = (task, m.t)
         if task.told_terminal_at is not None and m.t > task.told_terminal_at:
@@ -307,14 +319,16 @@ class TaskTracker:
     # -- state bookkeeping -------------------------------------------------------------------------
 
     def _state(self, task: Task, state: State, t: float, m: Message | None, *, told: bool = True) -> None:
-        if state.canonical == "unknown":
+        if state.canonical == UNKNOWN:
             self.findings.unknown_state(task, t, state.raw)
-        if task.state is None or task.state.raw != state.raw:
-            task.states.append((t, state))
-        if state.terminal and task.terminal_at is None:
-            task.terminal_at = t
-        if state.terminal and told and task.told_terminal_at is None:
-            task.told_terminal_at = t
+        states = task.states
+        if not states or states[-1][1].raw != state.raw:
+            states.append((t, state))
+        if state.canonical in TERMINAL:
+            if task.terminal_at is None:
+                task.terminal_at = t
+            if told and task.told_terminal_at is None:
+                task.told_terminal_at = t
 
     def _failed_run(self, task: Task) -> None:
         if task.polls.trailing_failures() == FAILED_RUN:

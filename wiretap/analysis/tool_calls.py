@@ -17,6 +17,7 @@ MAX_CALLS = 2000
 """Calls kept per recording; later ones are counted in ``left_out`` (bounded memory)."""
 MAX_PROGRESS = 1000
 """Progress notifications kept per call; the count goes on."""
+_READ = frozenset({"tools/call", "notifications/progress", "notifications/cancelled"})
 
 
 class ToolCalls:
@@ -27,6 +28,8 @@ class ToolCalls:
         self._by_token: dict[Any, ToolCall] = {}
 
     def feed(self, m: Message) -> None:
+        if m.method not in _READ:
+            return
         if m.dir == Direction.C2S and m.kind == REQUEST and m.method == "tools/call":
             self._call(m)
         elif m.dir == Direction.S2C and m.kind == RESPONSE and m.method == "tools/call" and m.request is not None:

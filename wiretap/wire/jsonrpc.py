@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeGuard, TypeVar
 
 REQUEST, NOTIFICATION, RESPONSE = "request", "notification", "response"
 C2S, S2C = "c2s", "s2c"
@@ -46,7 +46,7 @@ def is_response(body: Any) -> bool:
     return isinstance(body, dict) and "method" not in body and ("result" in body or "error" in body)
 
 
-def is_message(body: Any) -> bool:
+def is_message(body: Any) -> TypeGuard[dict[str, Any]]:
     """``kind_of(body) is not None or is_response(body)``, in one look at the body."""
     if not isinstance(body, dict):
         return False
