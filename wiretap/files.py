@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 
 FILE_MODE = 0o600
@@ -36,15 +37,16 @@ def create_private(path: Path, *, append: bool = False) -> int:
     return fd
 
 
-def write_private(path: Path, data: bytes | str) -> None:
-    """Replace ``path`` with ``data``: written to a fresh 0600 file beside it, then renamed over it, so a
-    symlink planted at ``path`` is replaced, never followed."""
+def write_private(path: Path, data: bytes | str | Iterable[str]) -> None:
+    """Replace ``path`` with ``data`` (or its pieces, written as they come): written to a fresh 0600 file
+    beside it, then renamed over it, so a symlink planted at ``path`` is replaced, never followed."""
     private_dirs(path.parent)
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     fd = create_private(temporary)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            for piece in [data] if isinstance(data, bytes | str) else data:
+                f.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)

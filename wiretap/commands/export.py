@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
+import itertools
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -13,6 +14,7 @@ from wiretap.errors import BadInput
 from wiretap.export.xmlsafe import encodable, xml_safe
 from wiretap.files import write_private
 from wiretap.recording.folders import is_session, open_session
+from wiretap.render.json_text import indented
 
 FORMATS = ("svg", "mermaid", "har", "html", "otlp")
 _BY_SUFFIX = {".svg": "svg", ".mmd": "mermaid", ".mermaid": "mermaid", ".har": "har", ".html": "html", ".htm": "html"}
@@ -22,26 +24,30 @@ class NothingToExport(BadInput):
     """The recording holds nothing the format can carry (HAR of a stdio recording)."""
 
 
-def render(recording: Path, fmt: str, server: str | None = None) -> str:
+def render(recording: Path, fmt: str, server: str | None = None) -> Iterator[str]:
+    """The export in pieces: OTLP's lines as its spans are mapped (it grows with the recording), any
+    other format whole. Raises as ``_render`` does, before the first piece."""
+    if fmt == "otlp":
+        from wiretap.otel.export import otlp_lines_of
+
+        lines = (encodable(line) for line in otlp_lines_of(recording))
+        first = next(lines, None)  # what the recording cannot give is raised here, before any output
+        return itertools.chain([first] if first is not None else [], lines)
     text = _render(recording, fmt, server)
-    return xml_safe(text) if fmt in ("svg", "html") else encodable(text)
+    return iter([xml_safe(text) if fmt in ("svg", "html") else encodable(text)])
 
 
 def _render(recording: Path, fmt: str, server: str | None = None) -> str:
     """The export of a recording (or a session folder, as HTML or SVG) as text.
 
     Raises NotARecording, UnsupportedFormat, NotASession, click.ClickException, OSError."""
-    if fmt == "otlp":
-        from wiretap.otel.export import otlp_json_text
-
-        return otlp_json_text(recording)
     if is_session(recording):
         return _session(recording, fmt, server)
     if fmt == "har":
         from wiretap.export.har import NotHttp, har_of_recording
 
         try:
-            return json.dumps(har_of_recording(recording), indent=2, ensure_ascii=False) + "\n"
+            return indented(har_of_recording(recording)) + "\n"
         except NotHttp as exc:
             raise NothingToExport(str(exc)) from None
     if fmt == "mermaid":
@@ -103,12 +109,13 @@ def export(recording: Path, fmt: str | None, out: Path | None, server: str | Non
     (t = 0 is the client's start), a lane each.
     """
     chosen = fmt or (_BY_SUFFIX.get(out.suffix.lower()) if out is not None else None) or "svg"
-    text = render(recording, chosen, server)
+    pieces = render(recording, chosen, server)
     if out is None:
         try:
-            sys.stdout.write(text)
+            for piece in pieces:
+                sys.stdout.write(piece)
             sys.stdout.flush()
         except BrokenPipeError:  # the reader went away (| head): stop quietly
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
-    write_private(out, text)
+    write_private(out, pieces)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import IO
 
@@ -11,6 +10,7 @@ from rich.console import Console
 from wiretap.analysis.model import Report
 from wiretap.analysis.report import build_report
 from wiretap.recording.folders import is_session, open_session
+from wiretap.render.json_text import indented
 
 FORMATS = ("text", "json", "markdown", "html")
 
@@ -38,7 +38,7 @@ def json_document(report: Report) -> object:
 
 def write_report(report: Report, fmt: str, out: IO[str]) -> None:
     if fmt == "json":
-        out.write(json.dumps(json_document(report), indent=2, ensure_ascii=False) + "\n")
+        out.write(indented(json_document(report)) + "\n")
     elif fmt == "markdown":
         from wiretap.render.report_text import render_markdown
 

@@ -18,6 +18,7 @@ def otlp_lines(spans: Iterable[Span], resource: dict[str, AttributeValue]) -> It
         yield json.dumps(export_request(batch, resource), separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
-def otlp_json_text(path: Path) -> str:
-    """Raises NotARecording, NotASession, UnsupportedFormat, BadSetting or OSError."""
-    return "".join(otlp_lines(iter_spans_of(path), resource_attributes(os.environ)))
+def otlp_lines_of(path: Path) -> Iterator[str]:
+    """A recording's (or a session's) OTLP/JSON lines, each made once its batch of spans is mapped.
+    Raises NotARecording, NotASession, UnsupportedFormat, BadSetting or OSError."""
+    return otlp_lines(iter_spans_of(path), resource_attributes(os.environ))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import IO
 
 from rich.console import Console
 from rich.table import Table
 
 from wiretap.judge.compare import Comparison
+from wiretap.render.json_text import indented
 
 
 def render_text(result: Comparison, out: IO[str]) -> None:
@@ -33,7 +33,7 @@ def render_markdown(result: Comparison, out: IO[str]) -> None:
 
 
 def render_json(result: Comparison, out: IO[str]) -> None:
-    out.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    out.write(indented(result.as_dict()) + "\n")
 
 
 RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import IO
 
 from wiretap.judge.diff import Difference
+from wiretap.render.json_text import indented
 
 SAME = "no difference in behaviour"
 DIFFERENT = "the recordings behave differently"
@@ -42,7 +42,7 @@ def render_markdown(result: Difference, out: IO[str]) -> None:
 
 
 def render_json(result: Difference, out: IO[str]) -> None:
-    out.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    out.write(indented(result.as_dict()) + "\n")
 
 
 def _cell(text: str) -> str:

@@ -34,8 +34,10 @@ def _until_end(events: Iterable[Event]) -> Iterator[Event]:
 
 
 def _on_clock(rows_: Iterable[Row], server: str, offset: float) -> Iterator[Row]:
+    """Each row (built for this pass alone, so set in place) with its server, on the session's clock."""
     for row in rows_:
-        yield replace(row, t=round(row.t + offset, 6), server=server)
+        row.t, row.server = round(row.t + offset, 6), server
+        yield row
 
 
 def show(
