@@ -34,6 +34,7 @@ class Distribution:
     def __init__(self) -> None:
         self._exact: array[float] | None = array("d")
         self._buckets: dict[int, int] = {}
+        self._last: tuple[float, int] = (math.nan, 0)
         self.count = 0
         self.min = math.inf
         self.max = -math.inf
@@ -74,7 +75,11 @@ class Distribution:
             self._bucket(value)
 
     def _bucket(self, value: float) -> None:
-        key = -1_000_000 if value <= 0 else math.floor(math.log(value) / _RATIO)
+        if value == self._last[0]:  # a steady cadence repeats its value: no logarithm for it again
+            key = self._last[1]
+        else:
+            key = -1_000_000 if value <= 0 else math.floor(math.log(value) / _RATIO)
+            self._last = (value, key)
         self._buckets[key] = self._buckets.get(key, 0) + 1
 
     def quantile(self, q: float) -> float:
