@@ -11,6 +11,7 @@ all of it in one place.
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -453,13 +454,25 @@ class Report:
 def plain(value: Any) -> Any:
     """A part of the report as its JSON has it (``to_dict``'s rule: renderer-only fields left out)."""
     if is_dataclass(value) and not isinstance(value, type):
-        return {
-            f.name: plain(getattr(value, f.name))
-            for f in fields(value)
-            if f.metadata.get("json", True) and not (f.metadata.get("omit_none") and getattr(value, f.name) is None)
-        }
+        found = {}
+        for name, omit_none in _json_fields(type(value)):
+            field_value = getattr(value, name)
+            if not (omit_none and field_value is None):
+                found[name] = plain(field_value)
+        return found
     if isinstance(value, list | tuple):
+        if all(type(v) in _SCALARS for v in value):  # a task's poll times: no call per value
+            return list(value)
         return [plain(v) for v in value]
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+@functools.cache
+def _json_fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    """The fields of a report part its JSON holds, and whether each is left out when None."""
+    return tuple((f.name, bool(f.metadata.get("omit_none"))) for f in fields(cls) if f.metadata.get("json", True))
