@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -15,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from support.processes import serving
 
 READY_SECONDS = 240
 
@@ -77,21 +78,10 @@ def running_phoenix(command: Path, working_dir: Path) -> Iterator[Phoenix]:
         "PHOENIX_WORKING_DIR": str(working_dir),
         "PHOENIX_TELEMETRY_ENABLED": "false",
     }
-    log = (working_dir / "phoenix.log").open("wb")
-    proc = subprocess.Popen([str(command), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + READY_SECONDS
-        while not _healthy(url):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"phoenix did not start: {(working_dir / 'phoenix.log').read_text()[-2000:]}")
-            time.sleep(0.5)
+    argv = [str(command), "serve"]
+    log_path = working_dir / "phoenix.log"
+    with serving(
+        argv, log_path=log_path, ready=lambda: _healthy(url), ready_seconds=READY_SECONDS, stop=signal.SIGINT, env=env
+    ):
         yield Phoenix(url)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()

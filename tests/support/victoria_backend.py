@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import time
 import urllib.parse
 import urllib.request
@@ -16,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from support.phoenix_backend import free_port
+from support.processes import serving
 
 READY_SECONDS = 60
 
@@ -69,25 +68,10 @@ def _healthy(url: str) -> bool:
 def running_victoria_metrics(command: Path, working_dir: Path, *flags: str) -> Iterator[VictoriaMetrics]:
     port = free_port()
     log_path = working_dir / "victoria-metrics.log"
-    log = log_path.open("wb")
     argv = [
         str(command), f"-storageDataPath={working_dir / 'data'}", f"-httpListenAddr=127.0.0.1:{port}",
         "-retentionPeriod=100y", *flags,
     ]  # fmt: skip
-    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + READY_SECONDS
-        while not _healthy(url):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"victoria-metrics did not start: {log_path.read_text()[-2000:]}")
-            time.sleep(0.2)
+    with serving(argv, log_path=log_path, ready=lambda: _healthy(url), ready_seconds=READY_SECONDS):
         yield VictoriaMetrics(url)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
