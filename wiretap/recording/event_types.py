@@ -27,12 +27,12 @@ class RestCall(TypedDict):
     taskId: NotRequired[str]
 
 
-class StreamBase(TypedDict, total=False):
-    """The fields every event of one recorded stream starts with (a ``StreamSpec``'s ``base``)."""
+class StreamBase(TypedDict):
+    """The fields every event of one recorded stream of messages carries (a ``StreamSpec``'s ``base``)."""
 
     dir: str
-    ex: int
-    rest: RestCall
+    ex: NotRequired[int]
+    rest: NotRequired[RestCall]
 
 
 class WebSocketMessage(TypedDict, total=False):
@@ -50,6 +50,14 @@ class SSEFields(TypedDict, total=False):
     id: str
     retry: int
     incomplete: bool
+
+
+class MessageExtras(TypedDict, total=False):
+    """What a message event may carry after its frame's fields: how it came."""
+
+    eol: str
+    sse: SSEFields
+    ws: WebSocketMessage
 
 
 class HeaderLine(TypedDict):
@@ -180,7 +188,7 @@ class EndEvent(TypedDict):
     recorder_max_rss: NotRequired[int]
 
 
-class SSEEvent(TypedDict):
+class SseEvent(TypedDict):
     t: float
     kind: Literal["sse"]
     dir: str
@@ -305,7 +313,7 @@ AnyEvent = (
     | ExitEvent
     | ErrorEvent
     | EndEvent
-    | SSEEvent
+    | SseEvent
     | ConnectionEvent
     | HttpRequestEvent
     | HttpResponseEvent
@@ -330,7 +338,7 @@ BY_KIND: dict[str, type] = {
     "exit": ExitEvent,
     "error": ErrorEvent,
     "end": EndEvent,
-    "sse": SSEEvent,
+    "sse": SseEvent,
     "connection": ConnectionEvent,
     "http_request": HttpRequestEvent,
     "http_response": HttpResponseEvent,
