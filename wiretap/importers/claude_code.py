@@ -30,6 +30,7 @@ from wiretap.importers.claude_code_logs import (
     parse_mcp_log_line,
     parse_transcript_line,
 )
+from wiretap.recording.event_types import EndEvent, HeaderLine
 from wiretap.recording.events import FORMAT_VERSION, Event, utc_iso_ms
 from wiretap.recording.folders import MANIFEST
 from wiretap.recording.paths import safe_name
@@ -183,7 +184,9 @@ def server_events(server: str, collected: Collected, origin_ns: int, claimed: se
     return events
 
 
-def header(server: str, transport: str, origin_ns: int, cwd: str | None, known: list[str], unknown: list[str]) -> Event:
+def header(
+    server: str, transport: str, origin_ns: int, cwd: str | None, known: list[str], unknown: list[str]
+) -> HeaderLine:
     return {
         "kind": "header",
         "format": FORMAT_VERSION,
@@ -243,7 +246,7 @@ def import_session(sources: Sources, out: Path | None) -> Imported:
         known, unknown = _known(sources, events)
         head = header(name, _transport(events), origin, collected.cwd, known, unknown)
         last = events[-1]["t"] if events else 0.0
-        end = {"t": last, "kind": "end", "written": len(events) + 2, "ended": "imported"}
+        end: EndEvent = {"t": last, "kind": "end", "written": len(events) + 2, "ended": "imported"}
         text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in [head, *events, end])
         write_private(folder / f"{file}.jsonl", text)
         entries.append(

@@ -108,19 +108,29 @@ class StderrEvent(TypedDict):
     size: NotRequired[int]
 
 
-class SpawnEvent(TypedDict):
-    t: float
-    kind: Literal["spawn"]
+# A ``...Fields`` shape is what a relay hands ``Recorder.event`` for that kind: the event but for its
+# ``t`` and ``kind``, which the recorder adds.
+
+
+class SpawnFields(TypedDict):
     argv: list[str]
     pid: int
 
 
-class SpawnFailedEvent(TypedDict):
+class SpawnEvent(SpawnFields):
     t: float
-    kind: Literal["spawn_failed"]
+    kind: Literal["spawn"]
+
+
+class SpawnFailedFields(TypedDict):
     argv: list[str]
     error: str
     status: int
+
+
+class SpawnFailedEvent(SpawnFailedFields):
+    t: float
+    kind: Literal["spawn_failed"]
 
 
 class EofEvent(TypedDict):
@@ -129,26 +139,30 @@ class EofEvent(TypedDict):
     dir: str
 
 
-class SignalEvent(TypedDict):
-    t: float
-    kind: Literal["signal"]
+class SignalFields(TypedDict):
     signal: str
     signum: int
     forwarded: NotRequired[bool]
 
 
-class ExitEvent(TypedDict):
+class SignalEvent(SignalFields):
     t: float
-    kind: Literal["exit"]
+    kind: Literal["signal"]
+
+
+class ExitFields(TypedDict):
     status: int
     code: NotRequired[int]
     signal: NotRequired[str]
     signum: NotRequired[int]
 
 
-class ErrorEvent(TypedDict):
+class ExitEvent(ExitFields):
     t: float
-    kind: Literal["error"]
+    kind: Literal["exit"]
+
+
+class ErrorFields(TypedDict):
     error: str
     message: str
     dir: NotRequired[str]
@@ -163,6 +177,11 @@ class ErrorEvent(TypedDict):
     events: NotRequired[int]
     max_size: NotRequired[int]
     size: NotRequired[int]
+
+
+class ErrorEvent(ErrorFields):
+    t: float
+    kind: Literal["error"]
 
 
 class Capped(TypedDict):
@@ -200,9 +219,7 @@ class SseEvent(TypedDict):
     rest: NotRequired[RestCall]
 
 
-class ConnectionEvent(TypedDict):
-    t: float
-    kind: Literal["connection"]
+class ConnectionFields(TypedDict):
     conn: int | None
     state: str
     peer: NotRequired[str | None]
@@ -210,9 +227,12 @@ class ConnectionEvent(TypedDict):
     moved: NotRequired[bool]
 
 
-class HttpRequestEvent(TypedDict):
+class ConnectionEvent(ConnectionFields):
     t: float
-    kind: Literal["http_request"]
+    kind: Literal["connection"]
+
+
+class HttpRequestFields(TypedDict):
     ex: int
     method: str
     path: str
@@ -222,14 +242,22 @@ class HttpRequestEvent(TypedDict):
     headers: NotRequired[Headers]
 
 
-class HttpResponseEvent(TypedDict):
+class HttpRequestEvent(HttpRequestFields):
     t: float
-    kind: Literal["http_response"]
+    kind: Literal["http_request"]
+
+
+class HttpResponseFields(TypedDict):
     ex: int
     status: int
     reason: NotRequired[str]
     headers: NotRequired[Headers]
     generated: NotRequired[bool]
+
+
+class HttpResponseEvent(HttpResponseFields):
+    t: float
+    kind: Literal["http_response"]
 
 
 class HttpEndEvent(TypedDict):
@@ -241,21 +269,27 @@ class HttpEndEvent(TypedDict):
     bytes_out: NotRequired[int]
 
 
-class RewriteEvent(TypedDict):
-    t: float
-    kind: Literal["rewrite"]
+class RewriteFields(TypedDict):
     ex: int
     what: str
     changed: NotRequired[list[dict[str, str]]]
     left_alone: NotRequired[list[dict[str, str]]]
 
 
-class ListenEvent(TypedDict):
+class RewriteEvent(RewriteFields):
     t: float
-    kind: Literal["listen"]
+    kind: Literal["rewrite"]
+
+
+class ListenFields(TypedDict):
     url: str
     upstream: str
     mode: NotRequired[str]
+
+
+class ListenEvent(ListenFields):
+    t: float
+    kind: Literal["listen"]
 
 
 class WebSocketEvent(TypedDict):
