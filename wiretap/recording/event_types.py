@@ -10,7 +10,8 @@ No ``from __future__ import annotations`` here: ``__required_keys__`` reads the 
 evaluated annotations only (Python 3.11).
 """
 
-from typing import Any, Literal, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 JSON = Any
 """A JSON value as the peer sent it (a message, an agent card's fields, a tool's input)."""
@@ -383,3 +384,17 @@ BY_KIND: dict[str, type] = {
     "observed": ObservedEvent,
 }
 """The TypedDict of each kind (``Kind``'s values)."""
+
+
+def typed(event: Mapping[str, Any]) -> AnyEvent:
+    """An event read from a recording, as the union mypy tells apart by ``event["kind"]``.
+
+    Nothing is checked at run time: the dict is returned as it is. A reader narrows it by its kind and
+    still reads with ``.get`` what may be absent: a kind it does not know, an older or a hand-made
+    recording can lack any field but ``t`` and ``kind`` (which the reader guarantees)."""
+    return cast(AnyEvent, event)
+
+
+def typed_header(header: Mapping[str, Any]) -> HeaderLine:
+    """A recording's header, as ``typed`` gives an event."""
+    return cast(HeaderLine, header)
