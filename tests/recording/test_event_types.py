@@ -3,12 +3,16 @@ wiretap really writes."""
 
 from __future__ import annotations
 
+import http.client
 import json
 from pathlib import Path
 from typing import Any, get_type_hints
+from urllib.parse import urlsplit
 
 import pytest
+from scenarios.http_upstream import Upstream
 from support.paths import REPO
+from support.proxyrun import running_proxy
 from support.taprun import SCENARIO_SERVER, run_tap
 
 from wiretap.recording import event_types
@@ -88,6 +92,31 @@ def test_a_stdio_recording_holds_only_the_fields_its_kinds_declare(tmp_path: Pat
     kinds = {event["kind"] for event in run.events}
     assert {"spawn", "message", "eof", "exit", "end"} <= kinds
     assert undeclared([dict(run.header), *run.events]) == []
+
+
+def _exchange(url: str, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> None:
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    data = json.dumps(body).encode() if body is not None else None
+    sent = {"Content-Type": "application/json", **(headers or {})} if data is not None else headers or {}
+    connection.request(method, path, body=data, headers=sent)
+    connection.getresponse().read()
+    connection.close()
+
+
+def test_an_http_recording_holds_only_the_fields_its_kinds_declare(tmp_path: Path) -> None:
+    with Upstream() as upstream, running_proxy(upstream.url, tmp_path / "rec.jsonl") as proxy:
+        _exchange(proxy.url, "POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        _exchange(proxy.url, "GET", "/mcp")
+        _exchange(proxy.url, "GET", "/sse-two-events", headers={"Accept": "text/event-stream"})
+        _exchange(proxy.url, "GET", "/.well-known/agent-card.json")
+        _exchange(proxy.url, "POST", "/a2a/message:send", {"message": {"role": "ROLE_USER", "parts": []}})
+        _exchange(proxy.url, "GET", "/a2a/tasks/task-1")
+    kinds = {event["kind"] for event in proxy.events}
+    assert {"listen", "connection", "http_request", "http_response", "http_end", "message", "rewrite"} <= kinds
+    assert any("rest" in event for event in proxy.of_kind("message"))
+    header = json.loads((tmp_path / "rec.jsonl").read_text().splitlines()[0])
+    assert undeclared([header, *proxy.events]) == []
 
 
 def _events(recorded: Any) -> list[dict[str, Any]]:

@@ -3,8 +3,11 @@ reader's fields against.
 
 At run time these are plain dicts (``Event``), exactly what the JSON line holds. The keys and which of
 them are required follow ``wiretap/schemas/recording.schema.json``; ``tests/recording/test_event_types.py``
-fails when the two drift apart. A reader still uses ``.get`` for a ``NotRequired`` key, and for any key of
-a recording it did not write: an older or hand-made file may lack it.
+fails when the two drift apart. A reader turns an event it read into ``AnyEvent`` with ``typed()``,
+narrows it by ``event["kind"]``, and still uses ``.get`` for a ``NotRequired`` key, and for any key of a
+recording it did not write: an older or hand-made file may lack it.
+
+Why one module: the shapes are the format's one vocabulary, read side by side with the schema.
 
 No ``from __future__ import annotations`` here: ``__required_keys__`` reads the ``NotRequired`` of
 evaluated annotations only (Python 3.11).
