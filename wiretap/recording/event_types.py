@@ -362,8 +362,6 @@ AnyEvent = (
     | ObservedEvent
 )
 """Every event (every line after the header), told apart by ``kind``."""
-AnyLine = HeaderLine | AnyEvent
-"""Any line of a recording."""
 
 BY_KIND: dict[str, type] = {
     "header": HeaderLine,
@@ -396,8 +394,3 @@ def typed(event: Mapping[str, Any]) -> AnyEvent:
     still reads with ``.get`` what may be absent: a kind it does not know, an older or a hand-made
     recording can lack any field but ``t`` and ``kind`` (which the reader guarantees)."""
     return cast(AnyEvent, event)
-
-
-def typed_header(header: Mapping[str, Any]) -> HeaderLine:
-    """A recording's header, as ``typed`` gives an event."""
-    return cast(HeaderLine, header)
