@@ -6,7 +6,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from wiretap.recording.events import Direction, Event, Kind
+from wiretap.recording.event_types import AnyEvent, MessageEvent, typed
+from wiretap.recording.events import Direction, Event
 from wiretap.wire.jsonrpc import is_message
 
 
@@ -35,43 +36,47 @@ class Activity:
             channel = self.channels[key] = Channel(key)
         return channel
 
-    def feed(self, event: Event) -> None:
-        kind, t = event.get("kind"), float(event.get("t", 0.0))
+    def feed(self, recorded: Event) -> None:
+        event, t = typed(recorded), float(recorded.get("t", 0.0))
         if self.transport != "http":
-            self._stdio(event, kind, t)
+            self._stdio(event, t)
             return
-        if kind == Kind.CONNECTION:
+        if "kind" not in recorded:  # (not from a reader: it skips such a line)
+            return
+        if event["kind"] == "connection":
             channel = self._channel(event.get("conn"))
             if channel.start is None:
                 channel.start = t
             if event.get("state") == "closed":
                 channel.stop = t
-        elif kind == Kind.HTTP_REQUEST and isinstance(event.get("ex"), int):
+        elif event["kind"] == "http_request" and isinstance(event.get("ex"), int):
             self._conn_of[event["ex"]] = event.get("conn")
             self.exchanges += 1
-        elif kind == Kind.HTTP_END and isinstance(event.get("ex"), int):
+        elif event["kind"] == "http_end" and isinstance(event.get("ex"), int):
             self._conn_of.pop(event["ex"], None)
-        elif kind == Kind.HTTP_RESPONSE and int(event.get("status", 0)) >= 400:
+        elif event["kind"] == "http_response" and int(event.get("status", 0)) >= 400:
             self._channel(self._conn_of.get(event.get("ex", -1))).errors.append(t)
-        elif kind == Kind.MESSAGE and _counted(event):
+        elif event["kind"] == "message" and _counted(event):
             channel = self._channel(self._conn_of.get(event.get("ex", -1)))
             (channel.c2s if event.get("dir") == Direction.C2S.value else channel.s2c).append(t)
             if _is_error(event):
                 channel.errors.append(t)
 
-    def _stdio(self, event: Event, kind: Any, t: float) -> None:
+    def _stdio(self, event: AnyEvent, t: float) -> None:
         channel = self._channel("stdio")
-        if kind == Kind.MESSAGE and _counted(event):
+        if "kind" not in event:  # (not from a reader: it skips such a line)
+            return
+        if event["kind"] == "message" and _counted(event):
             (channel.c2s if event.get("dir") == Direction.C2S.value else channel.s2c).append(t)
             if _is_error(event):
                 channel.errors.append(t)
-        elif kind == Kind.SPAWN:
+        elif event["kind"] == "spawn":
             channel.start = t
-        elif kind == Kind.EXIT:
+        elif event["kind"] == "exit":
             channel.stop = t
 
 
-def _counted(event: Event) -> bool:
+def _counted(event: MessageEvent) -> bool:
     """A JSON-RPC (or A2A REST) message: other bodies are not drawn as messages."""
     if "rest" in event:
         return True
@@ -79,6 +84,6 @@ def _counted(event: Event) -> bool:
     return any(is_message(item) for item in (body if isinstance(body, list) else [body]))
 
 
-def _is_error(event: Event) -> bool:
+def _is_error(event: MessageEvent) -> bool:
     msg = event.get("msg")
     return isinstance(msg, dict) and "error" in msg

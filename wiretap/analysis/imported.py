@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from wiretap.analysis import model
-from wiretap.recording.events import Kind
+from wiretap.recording.event_types import typed
 
 SOURCES = {"claude-code": "Claude Code"}
 _SHUTDOWN = ("signal_sent", "closed", "exited")
@@ -18,8 +18,9 @@ class ObservedFacts:
     def __init__(self) -> None:
         self.shutdown: list[tuple[float, str]] = []
 
-    def feed(self, event: dict[str, Any]) -> None:
-        if event.get("kind") == Kind.OBSERVED and event.get("what") in _SHUTDOWN:
+    def feed(self, recorded: dict[str, Any]) -> None:
+        event = typed(recorded)
+        if "kind" in recorded and event["kind"] == "observed" and event.get("what") in _SHUTDOWN:
             self.shutdown.append((float(event.get("t", 0.0)), str(event.get("text") or event.get("what"))))
 
 

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from wiretap.analysis.findings import ERROR, WARNING, Finding, Findings
 from wiretap.analysis.model import AuthorizationRow, OAuthStep
+from wiretap.recording.event_types import typed
 
 PROTECTED_RESOURCE = "/.well-known/oauth-protected-resource"
 _METADATA_URL = re.compile(r'resource_metadata="([^"]+)"')
@@ -78,15 +79,17 @@ class OAuthWatch:
         self.listen_url: str | None = None
         self.forward = False
 
-    def feed(self, event: dict[str, Any]) -> None:
-        kind, ex = event.get("kind"), event.get("ex")
-        if kind == "listen":
+    def feed(self, recorded: dict[str, Any]) -> None:
+        if "kind" not in recorded:  # (not from a reader: it skips such a line)
+            return
+        event, ex = typed(recorded), recorded.get("ex")
+        if event["kind"] == "listen":
             self.listen_url = str(event.get("url") or "") or None
             self.forward = event.get("mode") == "forward"
             return
         if not isinstance(ex, int):
             return
-        if kind == "http_request":
+        if event["kind"] == "http_request":
             query = event.get("query")
             self._open[ex] = _Exchange(
                 float(event.get("t", 0.0)),
@@ -98,19 +101,21 @@ class OAuthWatch:
         current = self._open.get(ex)
         if current is None:
             return
-        if kind == "http_response":
+        if event["kind"] == "http_response":
             current.status = event.get("status") if isinstance(event.get("status"), int) else None
             current.response_t = float(event.get("t", current.t))
             headers = event.get("headers") or {}
             value = headers.get("www-authenticate") if isinstance(headers, dict) else None
-            current.challenge = (value[0] if isinstance(value, list) and value else value) or None
-        elif kind == "message":
+            if isinstance(value, list):  # (a repeated header: the first)
+                value = value[0] if value else None
+            current.challenge = value or None
+        elif event["kind"] == "message":
             body = event.get("msg", event.get("raw"))
             if event.get("dir") == "c2s":
                 current.request = body
             else:
                 current.response = body
-        elif kind == "http_end":
+        elif event["kind"] == "http_end":
             self._done.append(self._open.pop(ex))
 
     def finish(self, findings: Findings) -> AuthorizationRow | None:

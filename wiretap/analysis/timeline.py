@@ -11,6 +11,7 @@ from typing import Any
 from wiretap.analysis.conversation import describe_body
 from wiretap.analysis.observed_summary import observed_summary
 from wiretap.analysis.summarize import clip, summarize_error, summarize_request, summarize_result
+from wiretap.recording.event_types import AnyEvent, HttpRequestEvent, HttpResponseEvent, WebSocketEvent, typed
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.wire import jsonrpc, mcp_headers
 from wiretap.wire.json_values import as_dict
@@ -152,7 +153,7 @@ def _raw_row(event: Event, lane: str, status: int | None = None) -> Row:
     return Row(float(event["t"]), lane, "raw", summary, event)
 
 
-def _headers(event: Event, names: Iterable[str]) -> str:
+def _headers(event: HttpRequestEvent | HttpResponseEvent, names: Iterable[str]) -> str:
     headers = event.get("headers") or {}
     return " ".join(f"{name}={_shown(name, headers[name])}" for name in names if name in headers)
 
@@ -167,42 +168,42 @@ def _shown(name: str, value: Any) -> str:
     return f"{value} ({decoded.value if decoded.value is not None else 'undecodable'})"
 
 
-def _http_summary(event: Event) -> tuple[str, str] | None:
-    kind = event.get("kind")
-    if kind == Kind.CONNECTION:
+def _http_summary(event: AnyEvent) -> tuple[str, str] | None:
+    if event["kind"] == "connection":
         if event.get("state") == "open":
             return "connection", f"open from {event.get('peer')}"
         return "connection", "closed" + (f": {event['error']}" if "error" in event else "")
-    if kind == Kind.HTTP_REQUEST:
+    if event["kind"] == "http_request":
         query = f"?{event['query']}" if event.get("query") else ""
         return (
             "http",
             f"{event.get('method')} {event.get('path')}{query} {_headers(event, _SHOWN_REQUEST_HEADERS)}",
         )
-    if kind == Kind.HTTP_RESPONSE:
+    if event["kind"] == "http_response":
         made = " (made by wiretap)" if event.get("generated") else ""
         shown = _headers(event, _SHOWN_RESPONSE_HEADERS)
         return "http", f"{event.get('status')} {event.get('reason', '')}{made} {shown}"
-    if kind == Kind.HTTP_END:
+    if event["kind"] == "http_end":
         return (
             "http end",
             f"{event.get('outcome')} ({event.get('bytes_in')} bytes in, {event.get('bytes_out')} out)",
         )
-    if kind == Kind.SSE:
-        fields = " ".join(f"{k}={event[k]}" for k in ("event", "id", "retry") if k in event)
+    if event["kind"] == "sse":
+        sse: dict[str, Any] = dict(event)
+        fields = " ".join(f"{k}={sse[k]}" for k in ("event", "id", "retry") if k in sse)
         return "sse", f"event without data {fields}".rstrip()
-    if kind == Kind.WEBSOCKET:
+    if event["kind"] == "websocket":
         return "websocket", _websocket_summary(event)
-    if kind == Kind.REWRITE:
+    if event["kind"] == "rewrite":
         moved = "; ".join(f"{c['field']} → {c['to']}" for c in event.get("changed", []))
         alone = "; ".join(f"{c['field']} left alone ({c['url']})" for c in event.get("left_alone", []))
         return "rewrite", f"{event.get('what')}: " + "; ".join(p for p in (moved, alone) if p)
-    if kind == Kind.LISTEN:
+    if event["kind"] == "listen":
         return "listen", f"{event.get('url')} → {event.get('upstream')}"
     return None
 
 
-def _websocket_summary(event: Event) -> str:
+def _websocket_summary(event: WebSocketEvent) -> str:
     who = "client" if event.get("dir") == Direction.C2S else "server"
     text = f"{event.get('opcode')} from the {who}, {event.get('size')} bytes"
     if "code" in event:
@@ -220,37 +221,45 @@ def _websocket_summary(event: Event) -> str:
     return text
 
 
-def _lifecycle_summary(event: Event) -> tuple[str, str]:
-    kind = event.get("kind")
+def _known_summary(event: AnyEvent) -> tuple[str, str] | None:
+    """The title and summary of a lifecycle event of a kind this version writes (but ``observed``)."""
     http = _http_summary(event)
     if http is not None:
         return http
-    if kind == Kind.SPAWN:
+    if event["kind"] == "spawn":
         return "spawn", f"{shlex.join(map(str, event.get('argv', [])))} (pid {event.get('pid')})"
-    if kind == Kind.SPAWN_FAILED:
+    if event["kind"] == "spawn_failed":
         return "spawn failed", str(event.get("error", ""))
-    if kind == Kind.EOF:
+    if event["kind"] == "eof":
         who = "client closed stdin" if event.get("dir") == Direction.C2S else "server closed stdout"
         return "eof", who
-    if kind == Kind.SIGNAL:
+    if event["kind"] == "signal":
         if "forwarded" not in event:
             return "signal", f"{event.get('signal')} received, stopping"
         how = "forwarded to the server" if event.get("forwarded") else "server already gone"
         return "signal", f"{event.get('signal')} received, {how}"
-    if kind == Kind.EXIT:
+    if event["kind"] == "exit":
         how = f"killed by {event['signal']}" if "signal" in event else f"code {event.get('code')}"
         return "exit", f"server {how} (status {event.get('status')})"
-    if kind == Kind.ERROR:
+    if event["kind"] == "error":
         return "error", f"{event.get('error', '')}: {event.get('message', '')}"
-    if kind == Kind.OBSERVED:
-        return observed_summary(event)
-    if kind == Kind.END and event.get("ended") == "imported":
+    if event["kind"] == "end" and event.get("ended") == "imported":
         return "end", f"imported ({event.get('written', '?')} events; what the logs did not say is not in it)"
-    if kind == Kind.END:
+    if event["kind"] == "end":
         return (
             "end",
             f"recording closed ({event.get('written', '?')} events written, {event.get('lost', 0)} lost)",
         )
+    return None
+
+
+def _lifecycle_summary(event: Event) -> tuple[str, str]:
+    kind = event.get("kind")
+    known = _known_summary(typed(event)) if kind is not None else None
+    if known is not None:
+        return known
+    if kind == Kind.OBSERVED:
+        return observed_summary(event)
     return str(kind), clip(json.dumps({k: v for k, v in event.items() if k not in ("t", "kind")}))
 
 

@@ -15,7 +15,17 @@ from urllib.parse import parse_qsl, urlsplit
 
 from wiretap import __version__
 from wiretap.errors import BadInput
-from wiretap.recording.events import Direction, Event, Kind, utc_iso_ms
+from wiretap.recording.event_types import (
+    HttpEndEvent,
+    HttpRequestEvent,
+    HttpResponseEvent,
+    ListenEvent,
+    MessageEvent,
+    SseEvent,
+    WebSocketEvent,
+    typed,
+)
+from wiretap.recording.events import Direction, Event, utc_iso_ms
 from wiretap.recording.origin import origin_ns
 from wiretap.recording.reader import open_recording
 
@@ -41,16 +51,16 @@ def _header(recorded: Any, name: str) -> str | None:
     return str(value) if value is not None else None
 
 
-def _body_text(event: Event) -> str:
-    if "msg" in event:
+def _body_text(event: MessageEvent | SseEvent) -> str:
+    if event["kind"] == "message" and "msg" in event:  # (an sse event holds no data)
         return json.dumps(event["msg"], ensure_ascii=False)
     return str(event.get("raw", ""))
 
 
-def _sse_text(event: Event) -> str:
-    fields = event.get("sse") if event.get("kind") == Kind.MESSAGE else event
+def _sse_text(event: MessageEvent | SseEvent) -> str:
+    fields: object = event.get("sse") if event["kind"] == "message" else event
     lines = [f"{key}: {fields[key]}" for key in ("event", "id", "retry") if isinstance(fields, dict) and key in fields]
-    if event.get("kind") == Kind.MESSAGE:
+    if event["kind"] == "message":
         lines += [f"data: {line}" for line in _body_text(event).splitlines() or [""]]
     return "\n".join(lines) + "\n\n"
 
@@ -58,11 +68,11 @@ def _sse_text(event: Event) -> str:
 _OPCODES = {"text": 1, "binary": 2, "close": 8, "ping": 9, "pong": 10}
 
 
-def _ws_message(event: Event, started: float) -> dict[str, Any]:
+def _ws_message(event: MessageEvent | WebSocketEvent, started: float) -> dict[str, Any]:
     """One WebSocket frame as devtools' ``_webSocketMessages`` hold it; a payload wiretap did not record
     says so in ``data``."""
     sent = "send" if event.get("dir") == Direction.C2S.value else "receive"
-    if event.get("kind") == Kind.MESSAGE:
+    if event["kind"] == "message":
         opcode, data = 1, _body_text(event)
     else:
         opcode = _OPCODES.get(str(event.get("opcode")), 0)
@@ -79,13 +89,13 @@ def _ms(seconds: float) -> float:
 @dataclass
 class _Exchange:
     ex: int
-    request: Event
-    response: Event | None = None
-    end: Event | None = None
+    request: HttpRequestEvent
+    response: HttpResponseEvent | None = None
+    end: HttpEndEvent | None = None
     last_t: float = 0.0
-    sent: list[Event] = field(default_factory=list)
-    received: list[Event] = field(default_factory=list)
-    frames: list[Event] = field(default_factory=list)
+    sent: list[MessageEvent] = field(default_factory=list)
+    received: list[MessageEvent | SseEvent] = field(default_factory=list)
+    frames: list[MessageEvent | WebSocketEvent] = field(default_factory=list)
     """After a 101: the WebSocket's messages and frames, both ways, in order."""
     error: str | None = None
 
@@ -139,7 +149,7 @@ class _Exchange:
         return entry
 
     def _response(self, version: str) -> dict[str, Any]:
-        response = self.response or {}
+        response: HttpResponseEvent | dict[str, Any] = self.response or {}
         headers = response.get("headers")
         mime = _header(headers, "content-type") or ("text/plain" if self.error else "x-unknown")
         if "event-stream" in mime:
@@ -165,7 +175,7 @@ class _Exchange:
         }
 
 
-def _origin(header: Event, events_seen: list[Event]) -> str:
+def _origin(header: Event, events_seen: list[ListenEvent]) -> str:
     upstream = header.get("upstream") or next((e.get("upstream") for e in events_seen if "upstream" in e), None)
     parts = urlsplit(str(upstream or "http://upstream"))
     return f"{parts.scheme}://{parts.netloc}"
@@ -180,31 +190,34 @@ def build_har(header: Event, events: Iterable[Event]) -> dict[str, Any]:
             "HTTP exchanges (record with 'wiretap proxy'; try --format mermaid or svg)"
         )
     exchanges: dict[int, _Exchange] = {}
-    listens: list[Event] = []
-    for event in events:
-        kind, ex = event.get("kind"), event.get("ex")
-        if kind == Kind.LISTEN:
+    listens: list[ListenEvent] = []
+    for recorded in events:
+        event, ex = typed(recorded), recorded.get("ex")
+        if event["kind"] == "listen":
             listens.append(event)
         if not isinstance(ex, int):
             continue
-        if kind == Kind.HTTP_REQUEST:
+        if event["kind"] == "http_request":
             exchanges[ex] = _Exchange(ex, event, last_t=float(event["t"]))
             continue
         exchange = exchanges.get(ex)
         if exchange is None:
             continue
         exchange.last_t = float(event["t"])
-        if kind == Kind.HTTP_RESPONSE:
+        if event["kind"] == "http_response":
             exchange.response = event
-        elif kind == Kind.HTTP_END:
+        elif event["kind"] == "http_end":
             exchange.end = event
-        elif kind == Kind.WEBSOCKET or (kind == Kind.MESSAGE and "ws" in event):
+        elif event["kind"] == "websocket" or (event["kind"] == "message" and "ws" in event):
             exchange.frames.append(event)
-        elif kind == Kind.MESSAGE:
-            (exchange.sent if event.get("dir") == Direction.C2S.value else exchange.received).append(event)
-        elif kind == Kind.SSE:
+        elif event["kind"] == "message":
+            if event.get("dir") == Direction.C2S.value:
+                exchange.sent.append(event)
+            else:
+                exchange.received.append(event)
+        elif event["kind"] == "sse":
             exchange.received.append(event)
-        elif kind == Kind.ERROR:
+        elif event["kind"] == "error":
             exchange.error = f"wiretap: {event.get('error')}: {event.get('message', '')}"
     started, origin = origin_ns(header) / 1e9, _origin(header, listens)
     entries = [exchange.entry(started, origin) for exchange in sorted(exchanges.values(), key=lambda x: x.request["t"])]

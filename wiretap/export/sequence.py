@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from wiretap.analysis.timeline import IN, LIFE, OUT, Row
-from wiretap.recording.events import Direction, Kind
+from wiretap.recording.event_types import HttpResponseEvent, typed
+from wiretap.recording.events import Direction
 from wiretap.wire.json_values import as_dict
 
 CLIENT, SERVER = "C", "S"
@@ -73,22 +74,23 @@ class Sequence:
         self._status: dict[Any, int] = {}
 
     def lines(self, row: Row) -> list[Line]:
-        kind, ex = row.event.get("kind"), row.event.get("ex")
-        if kind == Kind.HTTP_REQUEST:
+        event, ex = typed(row.event), row.event.get("ex")
+        known = "kind" in row.event  # (always, from a reader)
+        if known and event["kind"] == "http_request":
             self._heads[ex] = row
             return []
-        if kind == Kind.HTTP_RESPONSE:
-            return self._http_response(row, ex)
+        if known and event["kind"] == "http_response":
+            return self._http_response(row, event)
         if row.lane in (IN, OUT):
             head = self._heads.pop(ex, None) if ex is not None else None
             before = [self._head_arrow(head)] if head is not None and row.lane == OUT else []
             return [*before, self._message(row)]
         if row.lane == LIFE and row.title in _NOTED:
-            if row.title == "http end" and row.event.get("outcome") == "complete":
+            if row.title == "http end" and event["kind"] == "http_end" and event.get("outcome") == "complete":
                 return []
-            if row.title == "signal" and "forwarded" not in row.event:
+            if row.title == "signal" and event["kind"] == "signal" and "forwarded" not in event:
                 # wiretap's own signal (the proxy was stopped), not the client's
-                text = f"{row.t:.2f} s wiretap received {row.event.get('signal', 'a signal')}"
+                text = f"{row.t:.2f} s wiretap received {event.get('signal', 'a signal')}"
                 return [Line(row.t, text, frm=f"{CLIENT},{self.server}")]
             who = CLIENT if row.event.get("dir") == Direction.C2S.value or row.title == "signal" else self.server
             return [Line(row.t, f"{row.t:.2f} s {row.title}: {clip(row.summary)}", frm=who)]
@@ -97,14 +99,14 @@ class Sequence:
     def _head_arrow(self, head: Row) -> Line:
         return Line(head.t, f"{head.t:.2f} s {clip(head.summary)}", "->>", CLIENT, self.server)
 
-    def _http_response(self, row: Row, ex: Any) -> list[Line]:
-        status = int(row.event.get("status", 0))
+    def _http_response(self, row: Row, event: HttpResponseEvent) -> list[Line]:
+        ex, status = event.get("ex"), int(event.get("status", 0))
         self._status[ex] = status
         head = self._heads.pop(ex, None)
         drawn = [self._head_arrow(head)] if head is not None else []
         if status >= 400 or head is not None:
             arrow = "--x" if status >= 400 else "-->>"
-            text = f"{row.t:.2f} s HTTP {status} {row.event.get('reason') or ''}".rstrip()
+            text = f"{row.t:.2f} s HTTP {status} {event.get('reason') or ''}".rstrip()
             drawn.append(Line(row.t, text, arrow, self.server, CLIENT))
         return drawn
 

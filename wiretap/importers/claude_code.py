@@ -15,6 +15,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from wiretap import __version__
 from wiretap.errors import BadInput
@@ -30,7 +31,8 @@ from wiretap.importers.claude_code_logs import (
     parse_mcp_log_line,
     parse_transcript_line,
 )
-from wiretap.recording.events import FORMAT_VERSION, Event, utc_iso_ms
+from wiretap.recording.event_types import EndEvent, HeaderLine, ObservedEvent
+from wiretap.recording.events import FORMAT_VERSION, utc_iso_ms
 from wiretap.recording.folders import MANIFEST
 from wiretap.recording.paths import safe_name
 from wiretap.wire.redact import redact_json, redact_text
@@ -140,29 +142,40 @@ class Calls:
         return use_id, started
 
 
-def _redacted(event: Event) -> Event:
+def _redacted(event: ObservedEvent) -> ObservedEvent:
     """The event with every string and value Claude Code or the server wrote through wiretap's redaction."""
     count = 0
-    for key in ("text", "error"):
-        if isinstance(event.get(key), str):
-            event[key], n = redact_text(event[key])
-            count += n
-    for key in ("input", "result", "capabilities", "server_info"):
-        if key in event:
-            event[key], n = redact_json(event[key])
-            count += n
+    if isinstance(text := event.get("text"), str):
+        event["text"], n = redact_text(text)
+        count += n
+    if isinstance(error := event.get("error"), str):
+        event["error"], n = redact_text(error)
+        count += n
+    if "input" in event:
+        event["input"], n = redact_json(event["input"])
+        count += n
+    if "result" in event:
+        event["result"], n = redact_json(event["result"])
+        count += n
+    if "capabilities" in event:
+        event["capabilities"], n = redact_json(event["capabilities"])
+        count += n
+    if "server_info" in event:
+        event["server_info"], n = redact_json(event["server_info"])
+        count += n
     if count:
         event["redacted"] = count
     return event
 
 
-def server_events(server: str, collected: Collected, origin_ns: int, claimed: set[str]) -> list[Event]:
+def server_events(server: str, collected: Collected, origin_ns: int, claimed: set[str]) -> list[ObservedEvent]:
     """One server's ``observed`` events, in time order, on the clock whose 0 is ``origin_ns``."""
     calls = Calls(server, collected)
-    events: list[Event] = []
+    events: list[ObservedEvent] = []
     for line in sorted(collected.lines.get(server, []), key=lambda line: line.at_ns):
         found = fact(line.text)
-        event: Event = {"t": round((line.at_ns - origin_ns) / 1e9, 6), "kind": "observed", **found}
+        # (``found``: the fields of a fact, as ``fact`` reads them from the line)
+        event = cast(ObservedEvent, {"t": round((line.at_ns - origin_ns) / 1e9, 6), "kind": "observed", **found})
         if line.level == "error":
             event["level"] = "error"
         if found["what"] == "tool_call":
@@ -183,7 +196,9 @@ def server_events(server: str, collected: Collected, origin_ns: int, claimed: se
     return events
 
 
-def header(server: str, transport: str, origin_ns: int, cwd: str | None, known: list[str], unknown: list[str]) -> Event:
+def header(
+    server: str, transport: str, origin_ns: int, cwd: str | None, known: list[str], unknown: list[str]
+) -> HeaderLine:
     return {
         "kind": "header",
         "format": FORMAT_VERSION,
@@ -202,12 +217,12 @@ def header(server: str, transport: str, origin_ns: int, cwd: str | None, known: 
     }
 
 
-def _transport(events: list[Event]) -> str:
+def _transport(events: list[ObservedEvent]) -> str:
     said = next((e.get("transport") for e in events if e.get("what") == "connected"), None)
     return "stdio" if said in (None, "stdio") else "http"
 
 
-def _known(sources: Sources, events: list[Event]) -> tuple[list[str], list[str]]:
+def _known(sources: Sources, events: list[ObservedEvent]) -> tuple[list[str], list[str]]:
     known, unknown = list(KNOWN), list(UNKNOWN)
     calls = [e for e in events if e.get("what") == "tool_call"]
     (known if sources.transcript is not None else unknown).extend(["tool_inputs", "tool_results"])
@@ -220,7 +235,7 @@ def _known(sources: Sources, events: list[Event]) -> tuple[list[str], list[str]]
 class Imported:
     folder: Path
     session: str
-    servers: dict[str, list[Event]]
+    servers: dict[str, list[ObservedEvent]]
 
 
 def import_session(sources: Sources, out: Path | None) -> Imported:
@@ -243,7 +258,7 @@ def import_session(sources: Sources, out: Path | None) -> Imported:
         known, unknown = _known(sources, events)
         head = header(name, _transport(events), origin, collected.cwd, known, unknown)
         last = events[-1]["t"] if events else 0.0
-        end = {"t": last, "kind": "end", "written": len(events) + 2, "ended": "imported"}
+        end: EndEvent = {"t": last, "kind": "end", "written": len(events) + 2, "ended": "imported"}
         text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in [head, *events, end])
         write_private(folder / f"{file}.jsonl", text)
         entries.append(

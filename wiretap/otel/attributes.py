@@ -3,6 +3,7 @@ RPC semantic conventions; ``wiretap.*`` and ``a2a.*`` where they have none (docs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -91,7 +92,7 @@ def a2a_call(method: str, msg: dict[str, Any]) -> tuple[str, Attributes]:
     return method, attributes
 
 
-def a2a_rest_call(rest: dict[str, Any]) -> tuple[str, Attributes]:
+def a2a_rest_call(rest: Mapping[str, Any]) -> tuple[str, Attributes]:
     operation = _text(rest.get("operation")) or "request"
     attributes: Attributes = {"rpc.system.name": "a2a_rest", "rpc.method": operation}
     if method := _text(rest.get("method")):

@@ -17,6 +17,7 @@ from wiretap.analysis.model import Report
 from wiretap.otel import attributes as attrs
 from wiretap.otel.report_spans import report_spans
 from wiretap.otel.spans import Link, Span, SpanEvent, SpanKind, parse_traceparent, span_id_for, trace_id_for
+from wiretap.recording.event_types import HttpRequestEvent, HttpResponseEvent, MessageEvent, typed
 from wiretap.recording.events import Event
 from wiretap.recording.origin import at, origin_ns
 from wiretap.wire.json_values import as_dict
@@ -96,24 +97,26 @@ class RecordingMapper:
             self._transports[http_version] = attrs.transport_attributes(self.header, http_version)
         return self._transports[http_version]
 
-    def feed(self, event: Event) -> list[Span]:
+    def feed(self, recorded: Event) -> list[Span]:
         self._ordinal += 1
-        t = event.get("t")
+        t = recorded.get("t")
         if isinstance(t, int | float):
             self.last_t = max(self.last_t, float(t))
-        kind = event.get("kind")
-        if kind == "message":
+        if "kind" not in recorded:  # (not from a reader: it skips such a line)
+            return []
+        event = typed(recorded)
+        if event["kind"] == "message":
             return self._message(event)
-        if kind == "http_request":
+        if event["kind"] == "http_request":
             self._http_request(event)
-        elif kind == "http_response":
+        elif event["kind"] == "http_response":
             self._http_response(event)
-        elif kind == "http_end":
+        elif event["kind"] == "http_end":
             self._exchanges.pop(int(event.get("ex", 0)), None)  # its messages came before it
-        elif kind == "end":
+        elif event["kind"] == "end":
             self.complete = True
-        if kind in ROOT_EVENTS:
-            self._root_event(event)
+        if event["kind"] in ROOT_EVENTS:
+            self._root_event(recorded)
         return []
 
     def _root_event(self, event: Event) -> None:
@@ -123,7 +126,7 @@ class RecordingMapper:
         attributes: dict[str, Any] = {f"wiretap.{k}": v for k, v in detail.items()}
         self._root_events.append(SpanEvent(f"wiretap.{event['kind']}", self.ns(event.get("t", 0.0)), attributes))
 
-    def _http_request(self, event: Event) -> None:
+    def _http_request(self, event: HttpRequestEvent) -> None:
         headers = as_dict(event.get("headers"))
         exchange = self._exchanges.setdefault(int(event.get("ex", 0)), _Exchange())
         exchange.http_version = str(event.get("version") or "") or None
@@ -135,14 +138,14 @@ class RecordingMapper:
         if version := _header(headers, "mcp-protocol-version"):
             self.protocol_version = version
 
-    def _http_response(self, event: Event) -> None:
+    def _http_response(self, event: HttpResponseEvent) -> None:
         headers = as_dict(event.get("headers"))
         exchange = self._exchanges.setdefault(int(event.get("ex", 0)), _Exchange())
         status = event.get("status")
         exchange.status = status if isinstance(status, int) else None
         exchange.session_id = exchange.session_id or _header(headers, "mcp-session-id")
 
-    def _message(self, event: Event) -> list[Span]:
+    def _message(self, event: MessageEvent) -> list[Span]:
         self.messages += 1
         msg = event.get("msg")
         if isinstance(event.get("rest"), dict):
@@ -156,7 +159,7 @@ class RecordingMapper:
                     done.append(span)
         return done
 
-    def _jsonrpc(self, event: Event, msg: dict[str, Any], key: str) -> Span | None:
+    def _jsonrpc(self, event: MessageEvent, msg: dict[str, Any], key: str) -> Span | None:
         direction = str(event.get("dir", ""))
         method = msg.get("method")
         if isinstance(method, str):
@@ -172,10 +175,10 @@ class RecordingMapper:
             return answered
         return None
 
-    def _exchange(self, event: Event) -> _Exchange:
+    def _exchange(self, event: MessageEvent) -> _Exchange:
         return self._exchanges.get(int(event.get("ex", 0)), _Exchange()) if "ex" in event else _Exchange()
 
-    def _start(self, event: Event, msg: dict[str, Any], method: str, key: str) -> Span:
+    def _start(self, event: MessageEvent, msg: dict[str, Any], method: str, key: str) -> Span:
         params = attrs.params_of(msg)
         a2a = method in attrs.A2A_METHODS or (self.a2a and method in attrs.A2A_TASK_TARGETED)
         self.a2a = self.a2a or method in attrs.A2A_METHODS
@@ -199,14 +202,14 @@ class RecordingMapper:
             self._tokens[span.span_id] = id_key(token)
         return span
 
-    def _span(self, event: Event, name: str, attributes: dict[str, Any], key: str) -> Span:
+    def _span(self, event: MessageEvent, name: str, attributes: dict[str, Any], key: str) -> Span:
         t = self.ns(float(event.get("t", 0.0)))
         exchange = self._exchange(event)
         attributes.update(self._transport(exchange.http_version or self._http_version))
         attributes["wiretap.direction"] = str(event.get("dir", ""))
         return Span(self.trace_id, self.span_id(f"call/{key}"), self.root_id, name, SpanKind.CLIENT, t, t, attributes)
 
-    def _mcp_context(self, span: Span, event: Event) -> None:
+    def _mcp_context(self, span: Span, event: MessageEvent) -> None:
         if session := self._exchange(event).session_id:
             span.attributes["mcp.session.id"] = session
             self.session_ids.add(session)
@@ -243,7 +246,7 @@ class RecordingMapper:
             if owner is not None:
                 span.trace_id, span.parent_id = owner.trace_id, owner.span_id
 
-    def _respond(self, span: Span, event: Event, msg: dict[str, Any]) -> None:
+    def _respond(self, span: Span, event: MessageEvent, msg: dict[str, Any]) -> None:
         span.end_ns = self.ns(float(event.get("t", 0.0)))
         self._forget_progress(span)
         error = msg.get("error")
@@ -270,7 +273,7 @@ class RecordingMapper:
         if (task := attrs.created_task(result)) and "wiretap.task.id" not in span.attributes:
             span.attributes["wiretap.task.id"] = task
 
-    def _rest(self, event: Event) -> list[Span]:
+    def _rest(self, event: MessageEvent) -> list[Span]:
         rest = event["rest"]
         key = ("rest", str(event.get("ex", self._ordinal)))
         direction = str(event.get("dir", ""))
@@ -287,7 +290,7 @@ class RecordingMapper:
             return []
         return [self._rest_response(answered, event)]
 
-    def _rest_response(self, span: Span, event: Event) -> Span:
+    def _rest_response(self, span: Span, event: MessageEvent) -> Span:
         span.end_ns = self.ns(float(event.get("t", 0.0)))
         status = self._exchange(event).status
         if status is not None:

@@ -1,7 +1,8 @@
 """The recording's vocabulary: format version, event kinds, directions and the header.
 
 A recording is JSON Lines. Line 1 is the header, each further line one event. Events are plain
-dicts on purpose: that is what ``jq`` sees, and what every analysis streams over.
+dicts on purpose: that is what ``jq`` sees, and what every analysis streams over. ``event_types``
+gives each kind its typed shape (a ``TypedDict``: still a plain dict at run time).
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from wiretap import __version__
+from wiretap.recording.event_types import HeaderLine
 
 FORMAT_VERSION = 1
 """Bump on any change a reader of the previous version could misread; add a converter in migrate.py."""
@@ -67,9 +69,9 @@ class Header:
     redacted: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> Event:
-        return {
-            "kind": Kind.HEADER.value,
+    def to_dict(self) -> HeaderLine:
+        line: HeaderLine = {
+            "kind": "header",
             "format": FORMAT_VERSION,
             "wiretap": __version__,
             "started": utc_iso_ms(self.started_epoch),
@@ -80,5 +82,5 @@ class Header:
             "cwd": os.getcwd(),
             "pid": os.getpid(),
             "redacted": self.redacted,
-            **self.extra,
         }
+        return cast(HeaderLine, line | self.extra)  # (extra: the transport's own fields, such as upstream)

@@ -9,11 +9,11 @@ from wiretap.recording.websocket_stream import WebSocketStream
 
 def make_stream(spec: StreamSpec, *, redact: bool) -> RecordStream:
     if spec.framing == "line":
-        return LineStream(spec.base["dir"], redact=redact)
+        return LineStream(spec.stream_base["dir"], redact=redact)
     if spec.framing == "stderr":
         return StderrStream(redact=redact)
     if spec.framing == "sse":
-        return SSEStream(spec.base, redact=redact, encoding=spec.encoding)
+        return SSEStream(spec.stream_base, redact=redact, encoding=spec.encoding)
     if spec.framing == "websocket":
-        return WebSocketStream(spec.base, redact=redact, encoding=spec.encoding)
-    return BodyStream(spec.base, redact=redact, encoding=spec.encoding)
+        return WebSocketStream(spec.stream_base, redact=redact, encoding=spec.encoding)
+    return BodyStream(spec.stream_base, redact=redact, encoding=spec.encoding)

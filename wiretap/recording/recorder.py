@@ -25,11 +25,23 @@ import threading
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
-from typing import IO, Any
+from typing import IO, Any, Literal, Unpack, overload
 
 from wiretap.recording import channel
 from wiretap.recording.cap import DEFAULT_MAX_SIZE
 from wiretap.recording.channel import Op
+from wiretap.recording.event_types import (
+    ConnectionFields,
+    ErrorFields,
+    ExitFields,
+    HttpRequestFields,
+    HttpResponseFields,
+    ListenFields,
+    RewriteFields,
+    SignalFields,
+    SpawnFailedFields,
+    SpawnFields,
+)
 from wiretap.recording.events import Header, Kind
 from wiretap.recording.spec import StreamSpec
 from wiretap.recording.writer import RecordingWriter, encode_event
@@ -230,6 +242,28 @@ class Recorder:
             key_id = self._ids.pop(key, None)
             if key_id is not None:
                 self._send_or_count([channel.encode(Op.CLOSED, key_id, self.now())])
+
+    # What a relay records of each kind: mypy checks the fields against the kind's shape (``event_types``).
+    @overload
+    def event(self, kind: Literal[Kind.SPAWN], **fields: Unpack[SpawnFields]) -> None: ...
+    @overload
+    def event(self, kind: Literal[Kind.SPAWN_FAILED], **fields: Unpack[SpawnFailedFields]) -> None: ...
+    @overload
+    def event(self, kind: Literal[Kind.SIGNAL], **fields: Unpack[SignalFields]) -> None: ...
+    @overload
+    def event(self, kind: Literal[Kind.EXIT], **fields: Unpack[ExitFields]) -> None: ...
+    @overload
+    def event(self, kind: Literal[Kind.ERROR], **fields: Unpack[ErrorFields]) -> None: ...
+    @overload
+    def event(self, kind: Literal[Kind.CONNECTION], **fields: Unpack[ConnectionFields]) -> None: ...
+    @overload
+    def event(self, kind: Literal[Kind.HTTP_REQUEST], **fields: Unpack[HttpRequestFields]) -> None: ...
+    @overload
+    def event(self, kind: Literal[Kind.HTTP_RESPONSE], **fields: Unpack[HttpResponseFields]) -> None: ...
+    @overload
+    def event(self, kind: Literal[Kind.REWRITE], **fields: Unpack[RewriteFields]) -> None: ...
+    @overload
+    def event(self, kind: Literal[Kind.LISTEN], **fields: Unpack[ListenFields]) -> None: ...
 
     def event(self, kind: Kind, **fields: Any) -> None:
         with self._lock:

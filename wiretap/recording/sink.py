@@ -26,18 +26,20 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
 from wiretap.recording import memory
 from wiretap.recording.channel import Op, Record, RecordDecoder, decode_body
+from wiretap.recording.event_types import AnyEvent, EndEvent, ErrorEvent
 from wiretap.recording.events import Kind
 from wiretap.recording.framings import make_stream
 from wiretap.recording.precheck_build import build_precheck_apart
 from wiretap.recording.spec import StreamSpec
-from wiretap.recording.streams import Lines, RecordStream, body_message
+from wiretap.recording.streams import Lines, Output, RecordStream, body_message
 from wiretap.recording.writer import RecordingWriter, encode_event
 from wiretap.wire.http.encoding import Decompressor
 
@@ -164,7 +166,7 @@ class Sink:
                 # front: the line encode_event({"t": t, **fields}) gives, without parsing and encoding it again.
                 self.writer.add(t, [b'{"t":' + float.__repr__(t).encode() + b"," + payload[1:] + b"\n"])
             else:
-                self._write_all([({"t": t, **record.json()}, None)])
+                self._write_all([(cast(AnyEvent, {"t": t, **record.json()}), None)])  # (the relay's fields)
         elif op is Op.OPEN:
             spec = StreamSpec(**record.json())
             self._streams[key] = make_stream(spec, redact=self.redact)
@@ -172,7 +174,7 @@ class Sink:
             spec_json, body = decode_body(record.payload)
             spec = StreamSpec(**self._decode_spec(spec_json))
             if spec.framing == "body" and Decompressor(spec.encoding).identity:  # (what its BodyStream would do)
-                self._write_all(body_message(t, spec.base, body, redact=self.redact))
+                self._write_all(body_message(t, spec.stream_base, body, redact=self.redact))
             else:
                 stream = make_stream(spec, redact=self.redact)
                 self._write_all(stream.feed(t, body))
@@ -206,18 +208,21 @@ class Sink:
             self.dropped["messages"] += counts["lines"]
             self.dropped["bytes"] += counts["bytes"]
         self.dropped["events"] += gap["events"]
-        fields = {
+        fields: ErrorEvent = {
             "t": t,
             "kind": Kind.ERROR.value,
             "error": "recording_gap",
             "message": "the recorder could not keep up (--on-overload drop): "
             f"{gap['bytes']} byte(s) in {gap['chunks']} chunk(s) and {gap['events']} event(s) were not recorded",
             "since": gap["since"],
-            **{k: gap[k] for k in ("bytes", "chunks", "lines", "events")},
+            "bytes": gap["bytes"],
+            "chunks": gap["chunks"],
+            "lines": gap["lines"],
+            "events": gap["events"],
         }
         self.writer.add(t, encode_event(fields))
 
-    def _write_all(self, recorded: Any) -> None:
+    def _write_all(self, recorded: Iterable[Output]) -> None:
         for item in recorded:
             if type(item) is Lines:
                 self.writer.add(item.t, item.pieces, events=item.count)
@@ -232,7 +237,7 @@ class Sink:
             self.internal_error(exc)
 
     def internal_error(self, exc: BaseException) -> None:
-        fields = {"t": self._last_t, "kind": Kind.ERROR.value, "error": "recorder", "message": repr(exc)}
+        fields: ErrorEvent = {"t": self._last_t, "kind": Kind.ERROR.value, "error": "recorder", "message": repr(exc)}
         self.writer.add(self._last_t, encode_event(fields))
 
     def finish(self) -> None:
@@ -246,7 +251,9 @@ class Sink:
                     self._write_all(r for r in stream.close(self._last_t) if r[0]["kind"] != Kind.EOF.value)
         self.dropped["messages"] += sum(stream.lost for stream in self._streams.values())
         lost_events = self.dropped["events"] + self.dropped["messages"]
-        end = {"t": round(self._last_t, 6), "kind": Kind.END.value, **summary, "recorder_max_rss": _max_rss()}
+        # (the summary is the relay's: ``ended``, and ``signals`` or ``message``)
+        end = cast(EndEvent, {"t": round(self._last_t, 6), "kind": Kind.END.value, **summary})
+        end["recorder_max_rss"] = _max_rss()
         if self.dropped["bytes"] or lost_events:
             end["dropped"] = dict(self.dropped)
         self.writer.close(end, lost_elsewhere=lost_events)

@@ -13,20 +13,33 @@ import base64
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol, Unpack, cast, final
 
 from wiretap.recording import memory
-from wiretap.recording.events import Event, Kind
+from wiretap.recording.event_types import (
+    AnyEvent,
+    EofEvent,
+    ErrorEvent,
+    MessageEvent,
+    MessageExtras,
+    SseEvent,
+    SSEFields,
+    StderrEvent,
+    StreamBase,
+)
+from wiretap.recording.events import Kind
 from wiretap.wire.framing import PREVIEW, Cut, Frame, LineFramer
 from wiretap.wire.http.encoding import INFLATED_LIMIT, Decompressor
-from wiretap.wire.messages import are_verbatim_json, is_verbatim_json, record_frame
+from wiretap.wire.messages import FrameFields, are_verbatim_json, is_verbatim_json, record_frame
 from wiretap.wire.redact import LineRedactor, redact_json, redact_text
 from wiretap.wire.sse import SSEDecoder, SSEEvent
 from wiretap.wire.token_precheck import may_hold_token_in
 
-Recorded = tuple[Event, bytes | bytearray | None]
+Recorded = tuple[AnyEvent, bytes | bytearray | None]
+"""An event, and the JSON text ``encode_event`` splices in as its ``msg`` (a message's)."""
 
 
+@final
 @dataclass(slots=True)
 class Lines:
     """Events already encoded as JSON lines (``pieces`` joined), ``count`` of them: what a stream yields
@@ -56,7 +69,7 @@ class RecordStream(Protocol):
     def close(self, t: float) -> Iterator[Recorded]: ...
 
 
-def _raw(frame: Frame, *, redact: bool = False) -> Event:
+def _raw(frame: Frame, *, redact: bool = False) -> FrameFields:
     text = bytes(frame).decode("utf-8", errors="replace")
     if not redact:
         return {"size": len(frame), "raw": text, "raw_base64": base64.b64encode(frame).decode("ascii")}
@@ -75,24 +88,37 @@ def _redacted(text: str) -> str:
     return json.dumps(redact_json(value)[0], ensure_ascii=True, separators=(",", ":"))
 
 
+# The events whose fields come in parts (the stream's base first): each part is typed, and these put
+# them together in their recorded order. A ``TypedDict`` built with ``**`` cannot be checked whole.
+
+
+def message_event(t: float, base: StreamBase, fields: FrameFields, extra: MessageExtras) -> MessageEvent:
+    """A message event, but for its ``msg`` (``encode_event`` splices that in)."""
+    return cast(MessageEvent, {"t": t, "kind": Kind.MESSAGE.value, **base, **fields, **extra})
+
+
+def stream_error(t: float, base: StreamBase, error: str, message: str) -> ErrorEvent:
+    return cast(ErrorEvent, {"t": t, "kind": Kind.ERROR.value, "error": error, **base, "message": message})
+
+
 def message(
-    t: float, base: Event, frame: Frame, *, redact: bool, clean: bool = False, **extra: Any
+    t: float, base: StreamBase, frame: Frame, *, redact: bool, clean: bool = False, **extra: Unpack[MessageExtras]
 ) -> Iterator[Recorded]:
     """The frame as a message event; if reading it fails, the frame raw and an error saying why."""
     try:
         recorded = record_frame(frame, redact=redact, clean=clean)
     except Exception as exc:  # whatever a frame does to the parser, it costs that frame only
-        yield {"t": t, "kind": Kind.MESSAGE.value, **base, **_raw(frame, redact=redact), **extra}, None
-        yield {"t": t, "kind": Kind.ERROR.value, "error": "bad_frame", **base, "message": repr(exc)}, None
+        yield message_event(t, base, _raw(frame, redact=redact), extra), None
+        yield stream_error(t, base, "bad_frame", repr(exc)), None
         return
-    yield {"t": t, "kind": Kind.MESSAGE.value, **base, **recorded.fields, **extra}, recorded.msg_bytes
+    yield message_event(t, base, recorded.fields, extra), recorded.msg_bytes
 
 
 class LineStream:
     """Newline-delimited messages (MCP stdio)."""
 
     def __init__(self, direction: str, *, redact: bool) -> None:
-        self._base = {"dir": direction}
+        self._base: StreamBase = {"dir": direction}
         self._framer = LineFramer(MESSAGE_LIMIT)
         self._redact = redact
         self._skip_fragment = False
@@ -180,7 +206,8 @@ class LineStream:
             yield from truncated_message(t, self._base, last, redact=self._redact, eol="")
         elif last is not None:
             yield from message(t, self._base, last, redact=self._redact, eol="")
-        yield {"t": t, "kind": Kind.EOF.value, **self._base}, None
+        eof: EofEvent = {"t": t, "kind": Kind.EOF.value, "dir": self._base["dir"]}
+        yield eof, None
 
 
 def _all_verbatim(frames: list[Frame]) -> bool:
@@ -200,9 +227,10 @@ class StderrStream:
 
     def _event(self, t: float, frame: Frame) -> Recorded:
         text = bytes(frame).decode("utf-8", errors="replace").rstrip("\r")
-        event: Event = {"t": t, "kind": Kind.STDERR.value, "text": self._lines.line(text) if self._lines else text}
+        shown = self._lines.line(text) if self._lines else text
+        event: StderrEvent = {"t": t, "kind": Kind.STDERR.value, "text": shown}
         if type(frame) is Cut:
-            event |= {"truncated": True, "size": frame.size}
+            event["truncated"], event["size"] = True, frame.size
         return event, None
 
     def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
@@ -218,32 +246,36 @@ class StderrStream:
             yield self._event(t, last)
 
 
-def _truncation_note(base: Event, *, decompressed: bool = False) -> Event:
+def _truncation_note(t: float, base: StreamBase, *, decompressed: bool = False) -> ErrorEvent:
     what = "the decompressed body" if decompressed else "the message"
-    return {
-        "error": "truncated",
-        **base,
-        "message": f"{what} is over {MESSAGE_LIMIT >> 20} MiB: recorded as truncated, with its "
+    return stream_error(
+        t,
+        base,
+        "truncated",
+        f"{what} is over {MESSAGE_LIMIT >> 20} MiB: recorded as truncated, with its "
         f"first {PREVIEW >> 10} KiB (the traffic passed whole and unchanged)",
-    }
+    )
 
 
 def truncated_message(
     t: float,
-    base: Event,
+    base: StreamBase,
     head: bytes,
     *,
     size: int | None = None,
     redact: bool,
     decompressed: bool = False,
-    **extra: Any,
+    **extra: Unpack[MessageExtras],
 ) -> Iterator[Recorded]:
     """A message over ``MESSAGE_LIMIT``: a ``truncated`` error, then the message with its first bytes (``head``,
     raw) and its whole ``size`` (a ``Cut``'s own, unless given)."""
     whole = size if size is not None else head.size if isinstance(head, Cut) else len(head)
-    yield {"t": t, "kind": Kind.ERROR.value, **_truncation_note(base, decompressed=decompressed)}, None
-    kept = _raw(head, redact=redact) | {"size": whole}
-    yield {"t": t, "kind": Kind.MESSAGE.value, **base, **kept, "truncated": True, **extra}, None
+    yield _truncation_note(t, base, decompressed=decompressed), None
+    kept = _raw(head, redact=redact)
+    kept["size"] = whole
+    event = message_event(t, base, kept, {})
+    event["truncated"] = True
+    yield cast(MessageEvent, event | extra), None
 
 
 def _first(chunks: list[bytes], size: int) -> Iterator[bytes]:
@@ -257,7 +289,7 @@ def _first(chunks: list[bytes], size: int) -> Iterator[bytes]:
 class BodyStream:
     """An HTTP body that is one message (a JSON-RPC POST, a JSON response, an A2A REST body)."""
 
-    def __init__(self, base: Event, *, redact: bool, encoding: str | None = None) -> None:
+    def __init__(self, base: StreamBase, *, redact: bool, encoding: str | None = None) -> None:
         self._base = base
         self._chunks: list[bytes] = []
         self._redact = redact
@@ -300,18 +332,18 @@ class BodyStream:
             yield from body_message(t, self._base, body, redact=self._redact)
 
 
-def body_message(t: float, base: Event, body: bytes, *, redact: bool) -> Iterator[Recorded]:
+def body_message(t: float, base: StreamBase, body: bytes, *, redact: bool) -> Iterator[Recorded]:
     """What a whole (decoded) body records: one message, or nothing for an empty one."""
     if body.strip():
         yield from message(t, base, body.rstrip(b"\r\n"), redact=redact)
     elif "rest" in base:  # an A2A REST call is a message even without a body (GET /tasks/{id})
-        yield {"t": t, "kind": Kind.MESSAGE.value, **base, "size": len(body)}, None
+        yield message_event(t, base, {"size": len(body)}, {}), None
 
 
 class SSEStream:
     """A ``text/event-stream`` body: each event with data is a message; the rest is kept as ``sse``."""
 
-    def __init__(self, base: Event, *, redact: bool, encoding: str | None = None) -> None:
+    def __init__(self, base: StreamBase, *, redact: bool, encoding: str | None = None) -> None:
         self._base = base
         self._decoder = SSEDecoder(MESSAGE_LIMIT)
         self._redact = redact
@@ -320,7 +352,13 @@ class SSEStream:
         self.lost = 0
 
     def _recorded(self, t: float, event: SSEEvent) -> Iterator[Recorded]:
-        sse = {k: v for k, v in (("event", event.event), ("id", event.id), ("retry", event.retry)) if v is not None}
+        sse: SSEFields = {}
+        if event.event is not None:
+            sse["event"] = event.event
+        if event.id is not None:
+            sse["id"] = event.id
+        if event.retry is not None:
+            sse["retry"] = event.retry
         if not event.complete:
             sse["incomplete"] = True
         if event.size is not None:
@@ -330,14 +368,14 @@ class SSEStream:
         elif event.data:
             yield from message(t, self._base, event.data, redact=self._redact, sse=sse)
         else:
-            yield {"t": t, "kind": Kind.SSE.value, **self._base, **sse}, None
+            yield cast(SseEvent, {"t": t, "kind": Kind.SSE.value, **self._base, **sse}), None
 
     def feed(self, t: float, chunk: bytes) -> Iterator[Recorded]:
         for event in self._decoder.feed(self._decompress(chunk)):
             yield from self._recorded(t, event)
         if self._decompress.truncated and not self._noted:
             self._noted = True
-            yield {"t": t, "kind": Kind.ERROR.value, **_truncation_note(self._base, decompressed=True)}, None
+            yield _truncation_note(t, self._base, decompressed=True), None
 
     def gap(self, t: float, *, ends_mid_frame: bool) -> None:
         self._decoder = SSEDecoder(MESSAGE_LIMIT)

@@ -18,9 +18,11 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterator
+from typing import cast
 
-from wiretap.recording.events import Event, Kind
-from wiretap.recording.streams import MESSAGE_LIMIT, Recorded, message, truncated_message
+from wiretap.recording.event_types import StreamBase, WebSocketEvent, WebSocketMessage
+from wiretap.recording.events import Kind
+from wiretap.recording.streams import MESSAGE_LIMIT, Recorded, message, stream_error, truncated_message
 from wiretap.wire.framing import PREVIEW
 from wiretap.wire.messages import is_verbatim_json
 from wiretap.wire.redact import redact_text
@@ -47,8 +49,15 @@ def _holds_json(data: bytes) -> bool:
     return True
 
 
+class _Brief(WebSocketMessage, total=False):
+    """How a message recorded in brief (a ``websocket`` event) came, and why it is not a ``message``."""
+
+    unread: bool
+    truncated: bool
+
+
 class WebSocketStream:
-    def __init__(self, base: Event, *, redact: bool, encoding: str | None = None) -> None:
+    def __init__(self, base: StreamBase, *, redact: bool, encoding: str | None = None) -> None:
         self._base = base
         self._redact = redact
         self._decoder: FrameDecoder | None = FrameDecoder(MESSAGE_LIMIT)
@@ -76,15 +85,19 @@ class WebSocketStream:
     def _recorded(self, t: float, event: Frame | Message | BadFrame) -> Iterator[Recorded]:
         if isinstance(event, BadFrame):
             why = f"{event.why}, at byte {event.offset}: what follows passed on unchanged and is not read"
-            yield {"t": t, "kind": Kind.ERROR.value, "error": "websocket_protocol", **self._base, "message": why}, None
+            yield stream_error(t, self._base, "websocket_protocol", why), None
         elif isinstance(event, Message):
             yield from self._message(t, event)
         elif event.opcode >= CLOSE or not event.complete:
             yield self._frame(t, event), None
         # (a data frame otherwise: its message is recorded once whole)
 
-    def _frame(self, t: float, frame: Frame) -> Event:
-        recorded: Event = {"t": t, "kind": Kind.WEBSOCKET.value, **self._base, "opcode": frame.kind}
+    def _event(self, t: float, opcode: str) -> WebSocketEvent:
+        """The event's first fields, in their recorded order (``size`` comes next)."""
+        return cast(WebSocketEvent, {"t": t, "kind": Kind.WEBSOCKET.value, **self._base, "opcode": opcode})
+
+    def _frame(self, t: float, frame: Frame) -> WebSocketEvent:
+        recorded = self._event(t, frame.kind)
         recorded["size"] = frame.length
         if frame.opcode == CLOSE:
             code, reason = frame.close_status()
@@ -97,12 +110,14 @@ class WebSocketStream:
         return recorded
 
     def _message(self, t: float, whole: Message) -> Iterator[Recorded]:
-        data, size, ws = whole.data, whole.size, {"fragments": whole.fragments}
+        data, size = whole.data, whole.size
+        ws: _Brief = {"fragments": whole.fragments}
         truncated = whole.truncated
         if whole.compressed:
             plain = self._inflated(whole)
             if plain is None:
-                yield self._summary(t, whole, size, ws | {"compressed": True, "unread": True}), None
+                ws["compressed"], ws["unread"] = True, True
+                yield self._summary(t, whole, size, ws), None
                 return
             ws["compressed"] = True
             ws["compressed_size"] = size
@@ -112,11 +127,15 @@ class WebSocketStream:
         elif whole.opcode == TEXT and truncated and data.lstrip()[:1] in (b"{", b"["):
             yield from truncated_message(t, self._base, data[:PREVIEW], size=size, redact=self._redact, ws=ws)
         else:
-            yield self._summary(t, whole, size, ws | ({"truncated": True} if truncated else {})), None
+            if truncated:
+                ws["truncated"] = True
+            yield self._summary(t, whole, size, ws), None
 
-    def _summary(self, t: float, whole: Message, size: int, ws: Event) -> Event:
-        event: Event = {"t": t, "kind": Kind.WEBSOCKET.value, **self._base, "opcode": OPCODE_NAMES[whole.opcode]}
-        return event | {"size": size, **{k: v for k, v in ws.items() if k != "fragments" or v > 1}}
+    def _summary(self, t: float, whole: Message, size: int, ws: _Brief) -> WebSocketEvent:
+        event = self._event(t, OPCODE_NAMES[whole.opcode])
+        event["size"] = size
+        shown = {k: v for k, v in ws.items() if k != "fragments" or ws["fragments"] > 1}
+        return cast(WebSocketEvent, event | shown)
 
     def _inflated(self, whole: Message) -> tuple[bytes, int, bool] | None:
         """``(data, size, truncated)`` inflated, or None if it cannot be (not agreed, or no longer followed)."""

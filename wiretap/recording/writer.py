@@ -14,12 +14,14 @@ import fcntl
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from wiretap import files
 from wiretap.recording.cap import LASTING, TAIL, format_size, kind_of
-from wiretap.recording.events import Event, Kind
+from wiretap.recording.event_types import Capped, EndEvent, ErrorEvent
+from wiretap.recording.events import Kind
 
 Piece = bytes | bytearray
 
@@ -28,11 +30,11 @@ Piece = bytes | bytearray
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
-def dumps(fields: Event) -> str:
+def dumps(fields: Mapping[str, Any]) -> str:
     return _ENCODER.encode(fields)
 
 
-def encode_event(fields: Event, msg_bytes: Piece | None = None) -> list[Piece]:
+def encode_event(fields: Mapping[str, Any], msg_bytes: Piece | None = None) -> list[Piece]:
     """The pieces of one JSON line; ``msg_bytes`` (JSON text) is spliced in as ``msg`` unchanged."""
     line = dumps(fields)
     if msg_bytes is None:
@@ -106,7 +108,7 @@ class RecordingWriter:
         self.max_size = 0
         self._room = UNCAPPED
         """Bytes the events added from the last flush on may take, all together."""
-        self.capped: dict[str, Any] | None = None
+        self.capped: Capped | None = None
         """What the cap kept out of the file, once it was reached: ``since``, ``messages``, ``events``, ``bytes``."""
         self._tail = 0
 
@@ -155,7 +157,7 @@ class RecordingWriter:
             self._room = -1  # every later event comes here
             reached = self.size + self.pending_size
             self.capped = {"since": t, "messages": 0, "events": 0, "bytes": 0}
-            note = {
+            note: ErrorEvent = {
                 "t": t,
                 "kind": Kind.ERROR.value,
                 "error": "recording_cap",
@@ -198,7 +200,7 @@ class RecordingWriter:
             return
         try:
             if self._gap_since is not None:
-                self._write_gap_marker()
+                self._write_gap_marker(self._gap_since)
             if size <= JOIN_UP_TO:
                 _write_all(self._fd, b"".join(pending))
             else:  # a big message is written from where it is, not copied into a join
@@ -210,7 +212,7 @@ class RecordingWriter:
         except OSError as exc:
             self._failed(count, exc)
 
-    def close(self, summary: Event, *, lost_elsewhere: int = 0) -> None:
+    def close(self, summary: EndEvent, *, lost_elsewhere: int = 0) -> None:
         """Write the end event: ``written`` counts the events in the file, ``lost`` all that are not (and
         ``capped`` those of them that the cap kept out)."""
         self.flush()
@@ -218,8 +220,8 @@ class RecordingWriter:
         if self.capped is not None:
             summary = summary | {"capped": self.capped}
             lost += self.capped["messages"] + self.capped["events"]
-        counts = {"written": self.written + 1, "lost": lost}
-        self._queue(summary.get("t", 0.0), encode_event(summary | counts))
+        end: EndEvent = {**summary, "written": self.written + 1, "lost": lost}
+        self._queue(summary.get("t", 0.0), encode_event(end))
         self.flush()
         if self._fd >= 0:
             try:
@@ -238,13 +240,13 @@ class RecordingWriter:
                 flush=True,
             )
 
-    def _write_gap_marker(self) -> None:
-        marker = {
+    def _write_gap_marker(self, since: float) -> None:
+        marker: ErrorEvent = {
             "t": self._batch_t,
             "kind": Kind.ERROR.value,
             "error": "recording_gap",
-            "message": f"{self.lost} event(s) since t={self._gap_since} could not be written",
-            "since": self._gap_since,
+            "message": f"{self.lost} event(s) since t={since} could not be written",
+            "since": since,
             "lost": self.lost,
         }
         # The leading newline ends any line that a failed write left half-written.

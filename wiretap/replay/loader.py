@@ -16,7 +16,8 @@ from typing import Any
 
 from wiretap.analysis.task import Task
 from wiretap.analysis.task_pass import TaskPass
-from wiretap.recording.events import Direction, Event, Kind
+from wiretap.recording.event_types import MessageEvent, typed
+from wiretap.recording.events import Direction, Event
 from wiretap.recording.reader import open_recording
 from wiretap.replay.keys import name_key, params_key
 from wiretap.replay.matchers import Request
@@ -39,7 +40,7 @@ from wiretap.wire.http.rewrite import CARD_PATHS
 from wiretap.wire.json_values import as_dict
 from wiretap.wire.jsonrpc import S2C, Pairing, Waiting, is_request, is_response
 
-_MESSAGE, _C2S = Kind.MESSAGE.value, Direction.C2S.value
+_C2S = Direction.C2S.value
 
 
 class _Loader:
@@ -70,12 +71,12 @@ class _Loader:
         """Event id → the exchange whose stream sent it (a GET resuming after it continues that one)."""
         self.resumed: dict[int, Exchange] = {}
 
-    def feed(self, event: Event, place: int | None = None) -> None:
+    def feed(self, recorded: Event, place: int | None = None) -> None:
         """``place``: where the event's line is in the source (``place_of``), when it is known."""
-        kind, t = event.get("kind"), float(event["t"])
-        ex = event.get("ex")
+        event, t = typed(recorded), float(recorded["t"])
+        ex = recorded.get("ex")
         ex = ex if isinstance(ex, int) else None
-        if kind == _MESSAGE:
+        if event["kind"] == "message":
             body = event.get("msg")
             if "rest" in event:
                 self._rest(t, event, ex)
@@ -89,16 +90,16 @@ class _Loader:
             for item in body if isinstance(body, list) else []:
                 if isinstance(item, dict):
                     self._message(t, str(event.get("dir")), item, ex, event.get("sse"), None)
-        elif kind == Kind.SSE and event.get("dir") == Direction.S2C.value:
-            fields: dict[str, Any] = {k: event[k] for k in ("event", "id", "retry") if k in event}
+        elif event["kind"] == "sse" and event.get("dir") == Direction.S2C.value:
+            fields: dict[str, Any] = {k: recorded[k] for k in ("event", "id", "retry") if k in recorded}
             self._server_did(Step(t, sse=fields, ex=ex), ex)  # no data: a priming event, a retry
-        elif kind == Kind.STDERR:
+        elif event["kind"] == "stderr":
             self._server_did(Step(t, stderr=str(event.get("text", ""))), None)
-        elif kind == Kind.LISTEN:
+        elif event["kind"] == "listen":
             self.script.listen_url = str(event.get("url", "")) or None
-        elif kind == Kind.EOF and event.get("dir") == Direction.C2S.value:
+        elif event["kind"] == "eof" and event.get("dir") == Direction.C2S.value:
             self.script.client_eof = t
-        elif kind == Kind.HTTP_REQUEST and ex is not None:
+        elif event["kind"] == "http_request" and ex is not None:
             shape = HttpShape(
                 str(event.get("method")),
                 str(event.get("path")),
@@ -115,10 +116,10 @@ class _Loader:
             if shape.method == "GET" and shape.path not in CARD_PATHS and rest_operation("GET", shape.path) is None:
                 self.script.streams.append(shape)
             self.script.ends_session |= shape.method == "DELETE"
-        elif kind == Kind.HTTP_RESPONSE and ex is not None and ex in self.http:
+        elif event["kind"] == "http_response" and ex is not None and ex in self.http:
             self.http[ex].status = int(event.get("status", 0)) or None
             self.http[ex].response_headers = as_dict(event.get("headers"))
-        elif kind == Kind.HTTP_END and ex is not None:
+        elif event["kind"] == "http_end" and ex is not None:
             self._stream_ended(ex, t)
             self._end_of_exchange(ex)
 
@@ -263,7 +264,7 @@ class _Loader:
 
     # -- A2A REST ----------------------------------------------------------------------------------
 
-    def _rest(self, t: float, event: Event, ex: int | None) -> None:
+    def _rest(self, t: float, event: MessageEvent, ex: int | None) -> None:
         rest = as_dict(event.get("rest"))
         body = as_dict(event.get("msg"))
         http = self.http.get(ex) if ex is not None else None

@@ -30,7 +30,8 @@ from typing import IO, Any, Protocol, cast
 from yarl import URL
 
 from wiretap.forward.chain import open_via
-from wiretap.recording.events import Direction, Event, Kind
+from wiretap.recording.event_types import ConnectionFields
+from wiretap.recording.events import Direction, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.transports.http_exchange import Exchange, UpstreamSide
 from wiretap.transports.proxy_config import ProxyConfig
@@ -402,7 +403,7 @@ class ClientConnection(_Peer):
                 self.exchange.client_gone()
             proxy._clients.discard(self)
             proxy._watch.closed(self)
-            fields: Event = {"conn": self.conn, "state": "closed"}
+            fields: ConnectionFields = {"conn": self.conn, "state": "closed"}
             if exc is not None:
                 fields["error"] = str(exc) or type(exc).__name__
             proxy.recorder.event(Kind.CONNECTION, **fields)

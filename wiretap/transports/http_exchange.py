@@ -19,7 +19,8 @@ import ssl
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from wiretap.recording.events import Direction, Event, Kind
+from wiretap.recording.event_types import RestCall, StreamBase
+from wiretap.recording.events import Direction, Kind
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.spec import StreamSpec
 from wiretap.transports.proxy_config import ProxyConfig
@@ -222,13 +223,14 @@ class Exchange:
             self.recorder.open_json((self.ex, direction), spec)
             self.recorder.data((self.ex, direction), data)
 
-    def _base(self, direction: Direction) -> Event:
-        base: Event = {"dir": direction.value, "ex": self.ex}
+    def _base(self, direction: Direction) -> StreamBase:
+        base: StreamBase = {"dir": direction.value, "ex": self.ex}
         if self.rest is not None:
             operation, task_id = self.rest
-            base["rest"] = {"operation": operation, "method": self.head.method, "path": self.path}
+            rest: RestCall = {"operation": operation, "method": self.head.method, "path": self.path}
             if task_id is not None:
-                base["rest"]["taskId"] = task_id
+                rest["taskId"] = task_id
+            base["rest"] = rest
         return base
 
     # The request.

@@ -168,9 +168,8 @@ class StdioTap:
         self.recorder.event(Kind.SIGNAL, signal=signal_name(signum), signum=signum, forwarded=forwarded)
 
     def _record_exit(self, returncode: int) -> None:
-        fields: dict[str, str | int] = {"status": shell_status(returncode)}
+        status = shell_status(returncode)
         if returncode < 0:
-            fields |= {"signal": signal_name(-returncode), "signum": -returncode}
+            self.recorder.event(Kind.EXIT, status=status, signal=signal_name(-returncode), signum=-returncode)
         else:
-            fields["code"] = returncode
-        self.recorder.event(Kind.EXIT, **fields)
+            self.recorder.event(Kind.EXIT, status=status, code=returncode)

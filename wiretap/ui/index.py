@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from wiretap.analysis.timeline import ERR, IN, LIFE, OUT, Pairing, Row, row_for
-from wiretap.recording.events import Direction, Event, Kind
+from wiretap.recording.event_types import MessageEvent, typed
+from wiretap.recording.events import Direction, Event
 from wiretap.recording.follow import open_if_started
 from wiretap.recording.migrate import migrate
 from wiretap.wire import jsonrpc
@@ -116,16 +117,16 @@ class RecordingIndex:
         if pair >= 0:
             self.pairs[pair] = row
 
-    def _classify(self, event: Event, row: int) -> tuple[int, int, str | None, int]:
-        kind = event["kind"]
-        if kind == Kind.MESSAGE:
+    def _classify(self, recorded: Event, row: int) -> tuple[int, int, str | None, int]:
+        event = typed(recorded)
+        if event["kind"] == "message":
             return self._message(event, row)
-        if kind == Kind.STDERR:
+        if event["kind"] == "stderr":
             return 3, 0, None, -1
-        failed = kind == Kind.ERROR or (kind == Kind.HTTP_RESPONSE and _int(event.get("status")) >= 500)
+        failed = event["kind"] == "error" or (event["kind"] == "http_response" and _int(event.get("status")) >= 500)
         return 2, int(failed), None, -1
 
-    def _message(self, event: Event, row: int) -> tuple[int, int, str | None, int]:
+    def _message(self, event: MessageEvent, row: int) -> tuple[int, int, str | None, int]:
         direction = str(event.get("dir", ""))
         lane = _LANE_OF.get(direction, 0)
         msg, ex = event.get("msg"), event.get("ex")

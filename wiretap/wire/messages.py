@@ -5,14 +5,24 @@ from __future__ import annotations
 import base64
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
 
 import msgspec
 
 from wiretap.wire.framing import Frame
 from wiretap.wire.redact import redact_json, redact_text
 from wiretap.wire.token_precheck import may_need_redaction
+
+
+class FrameFields(TypedDict):
+    """What a message event records of its frame, apart from ``msg``."""
+
+    size: int
+    eol: NotRequired[str]
+    raw: NotRequired[str]
+    raw_base64: NotRequired[str]
+    redacted: NotRequired[int]
 
 
 @dataclass(slots=True)
@@ -23,7 +33,7 @@ class RecordedFrame:
     keeps the sender's key order and number spelling, and large messages are not re-serialized.
     """
 
-    fields: dict[str, Any] = field(default_factory=dict)
+    fields: FrameFields
     msg_bytes: bytes | bytearray | None = None
 
 
