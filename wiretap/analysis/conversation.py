@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from wiretap.recording.events import Direction, Event, Kind
+from wiretap.recording.event_types import typed
+from wiretap.recording.events import Direction, Event
 from wiretap.wire.json_values import as_dict
 from wiretap.wire.jsonrpc import NOTIFICATION, REQUEST, RESPONSE, Pairing, Waiting, is_message, requester_of
 
@@ -107,17 +108,17 @@ class Conversation:
         self.other(event)
         return [event]
 
-    def other(self, event: Event) -> None:
+    def other(self, recorded: Event) -> None:
         """An event that is not a message (what HTTP says of an exchange)."""
-        kind = event.get("kind")
-        if kind == Kind.HTTP_REQUEST:
+        event = typed(recorded)
+        if event["kind"] == "http_request":
             version = as_dict(event.get("headers")).get("a2a-version")
-            if isinstance(version, str) and isinstance(event.get("ex"), int):
-                self._a2a_version[event["ex"]] = version
-        elif kind == Kind.HTTP_RESPONSE and isinstance(event.get("ex"), int):
-            self._status[event["ex"]] = int(event.get("status", 0))
-        elif kind == Kind.HTTP_END and isinstance(event.get("ex"), int):
-            self._end_of_exchange(event["ex"], float(event.get("t", 0.0)))
+            if isinstance(version, str) and isinstance(ex := event.get("ex"), int):
+                self._a2a_version[ex] = version
+        elif event["kind"] == "http_response" and isinstance(ex := event.get("ex"), int):
+            self._status[ex] = int(event.get("status", 0))
+        elif event["kind"] == "http_end" and isinstance(ex := event.get("ex"), int):
+            self._end_of_exchange(ex, float(event.get("t", 0.0)))
 
     def message(self, event: Event) -> list[Message | OtherBody]:
         """A message event's messages (a batch holds several), each paired as it comes."""

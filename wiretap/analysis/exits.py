@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from wiretap.analysis.model import ClientExit, ServerExit
-from wiretap.recording.events import Direction, Event, Kind
+from wiretap.recording.event_types import typed
+from wiretap.recording.events import Direction, Event
 
 
 class ExitWatch:
@@ -28,25 +29,25 @@ class ExitWatch:
         if t > self.end_t:
             self.end_t = t
 
-    def feed(self, event: Event) -> None:
-        kind, t = event.get("kind"), float(event.get("t", 0.0))
+    def feed(self, recorded: Event) -> None:
+        event, t = typed(recorded), float(recorded.get("t", 0.0))
         self.end_t = max(self.end_t, t)
-        if kind == Kind.EOF and event.get("dir") == Direction.C2S and self.client is None:
+        if event["kind"] == "eof" and event.get("dir") == Direction.C2S and self.client is None:
             self.client = ClientExit(t, "stdin closed", [f"{t:.2f} s: the client closed the server's stdin"])
-        elif kind == Kind.SIGNAL and "forwarded" in event:
+        elif event["kind"] == "signal" and "forwarded" in event:
             self.signals.append((t, str(event.get("signal"))))
             if self.client is None:
                 self.client = ClientExit(t, str(event.get("signal")), [f"{t:.2f} s: {event.get('signal')} received"])
-        elif kind == Kind.EXIT:
+        elif event["kind"] == "exit":
             how = f"was killed by {event['signal']}" if "signal" in event else f"exited with code {event.get('code')}"
             self.server = ServerExit(t, how, event.get("status"), None)
-        elif kind == Kind.HTTP_REQUEST:
+        elif event["kind"] == "http_request":
             self._last_request_t = t
-        elif kind == Kind.ERROR and event.get("error") == "recording_cap":
+        elif event["kind"] == "error" and event.get("error") == "recording_cap":
             self.capped = {"since": t, "max_size": event.get("max_size")}
-        elif kind == Kind.END and isinstance(capped := event.get("capped"), dict):
+        elif event["kind"] == "end" and isinstance(capped := event.get("capped"), dict):
             self.capped = {"since": t, **(self.capped or {}), **capped}
-        elif kind == Kind.CONNECTION:
+        elif event["kind"] == "connection":
             state = event.get("state")
             self._open_connections += 1 if state == "open" else -1 if state == "closed" else 0
             if event.get("state") == "closed":

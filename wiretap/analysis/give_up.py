@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from wiretap.analysis.conversation import NOTIFICATION, REQUEST, RESPONSE, Conversation, Message
 from wiretap.analysis.limits import LIMITS, ClientLimit, Limit, largest_limit, limit_for
-from wiretap.recording.events import Direction, Event, Kind
+from wiretap.recording.event_types import typed
+from wiretap.recording.events import Direction, Event
 from wiretap.wire.jsonrpc import id_key
 
 if TYPE_CHECKING:
@@ -94,20 +95,20 @@ class GiveUps:
         if self.client_exit is not None:
             self._note_exit(t)
 
-    def feed_event(self, event: Event) -> None:
-        kind, t, ex = event.get("kind"), float(event.get("t", 0.0)), event.get("ex")
+    def feed_event(self, recorded: Event) -> None:
+        event, t = typed(recorded), float(recorded.get("t", 0.0))
         self._note_exit(t)
-        if kind == Kind.HTTP_RESPONSE and isinstance(ex, int):
+        if event["kind"] == "http_response" and isinstance(ex := event.get("ex"), int):
             for watch in self._by_ex.get(ex, []):
                 watch.head = t if watch.head is None else watch.head
-        elif kind == Kind.HTTP_END and isinstance(ex, int):
+        elif event["kind"] == "http_end" and isinstance(ex := event.get("ex"), int):
             for watch in self._by_ex.pop(ex, []):
                 if event.get("outcome") == "client_disconnected" and watch.request in self._open:
                     watch.give_up(t, "its HTTP connection closed before the answer")
-        elif kind == Kind.EOF and event.get("dir") == C2S:
+        elif event["kind"] == "eof" and event.get("dir") == C2S:
             for watch in self._open.values():
                 watch.stdin_closed = t
-        elif kind == Kind.ERROR and event.get("error") == "peer_gone" and event.get("dir") == S2C:
+        elif event["kind"] == "error" and event.get("error") == "peer_gone" and event.get("dir") == S2C:
             self._stopped_reading = True
 
     def feed(self, message: Message, conversation: Conversation) -> None:

@@ -22,6 +22,8 @@ from wiretap.analysis.states import (
     mcp_state,
 )
 from wiretap.analysis.task import Task
+from wiretap.recording.event_types import typed
+from wiretap.recording.events import Event
 from wiretap.wire.json_values import as_dict
 
 MCP_2025 = "mcp-2025-11-25"
@@ -65,18 +67,20 @@ class TaskTracker:
 
     # -- feeding ---------------------------------------------------------------------------------
 
-    def feed_event(self, event: dict[str, Any]) -> None:
+    def feed_event(self, recorded: Event) -> None:
         """A poll's HTTP exchange the client left unanswered (it closed its connection): it abandoned the poll
         (``abandon`` keeps the first sign: the half-close, else the exchange's end)."""
-        kind, ex, t = event.get("kind"), event.get("ex"), float(event.get("t", 0.0))
-        if kind == "http_request" and isinstance(ex, int) and isinstance(event.get("conn"), int):
-            self._conn_ex[event["conn"]] = ex
-            self._ex_conn[ex] = event["conn"]
-        elif kind == "connection" and event.get("state") == "half_closed":
-            poll = self._open_polls.get(self._conn_ex.get(event.get("conn"), -1))  # type: ignore[arg-type]
+        event, t = typed(recorded), float(recorded.get("t", 0.0))
+        if event["kind"] == "http_request" and isinstance(ex := event.get("ex"), int):
+            if isinstance(conn := event.get("conn"), int):
+                self._conn_ex[conn] = ex
+                self._ex_conn[ex] = conn
+        elif event["kind"] == "connection" and event.get("state") == "half_closed":
+            conn = event.get("conn")
+            poll = self._open_polls.get(self._conn_ex.get(conn, -1)) if isinstance(conn, int) else None
             if poll is not None:
                 poll[0].polls.abandon(poll[1], t)
-        elif kind == "http_end" and isinstance(ex, int):
+        elif event["kind"] == "http_end" and isinstance(ex := event.get("ex"), int):
             conn = self._ex_conn.pop(ex, None)
             if conn is not None and self._conn_ex.get(conn) == ex:
                 del self._conn_ex[conn]
