@@ -273,3 +273,18 @@ def test_a_stdin_close_the_tap_may_not_have_seen_as_its_server_ended_is_no_diffe
         wiretap("diff", str(write(tmp_path / "c.jsonl", early)), str(write(tmp_path / "d.jsonl", run()))).returncode
         == 1
     )
+
+
+def test_an_escalation_the_other_runs_faster_server_never_needed_is_no_difference(tmp_path: Path) -> None:
+    def run(*steps: tuple[float, dict[str, object]], exit_at: float) -> Events:
+        exited = (exit_at, {"kind": "exit", "status": 0, "code": 0})
+        return stdio_run(shutdown=(*steps, exited))
+
+    sigint = (2.0, {"kind": "signal", "signal": "SIGINT", "signum": 2, "forwarded": True})
+    quick = write(tmp_path / "quick.jsonl", run(sigint, exit_at=2.04))
+    slow = run(sigint, (2.1, {"kind": "signal", "signal": "SIGTERM", "signum": 15, "forwarded": True}), exit_at=2.12)
+    assert wiretap("diff", str(quick), str(write(tmp_path / "slow.jsonl", slow))).returncode == 0
+    sooner = run(sigint, (2.03, {"kind": "signal", "signal": "SIGTERM", "signum": 15, "forwarded": True}), exit_at=2.04)
+    changed = wiretap("diff", str(quick), str(write(tmp_path / "sooner.jsonl", sooner)))
+    assert changed.returncode == 1
+    assert "order: SIGINT, server exited with code 0 → SIGINT, SIGTERM, server exited with code 0" in changed.stdout

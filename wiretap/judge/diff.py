@@ -181,6 +181,18 @@ def _apart(x: float, y: float) -> bool:
     return abs(x - y) > max(floor, share * max(x, y))
 
 
+def _drop_unneeded_escalation(mine: dict[str, float], theirs: dict[str, float]) -> None:
+    """A client that escalates (SIGINT, then SIGTERM while the server is still running) shows the next step
+    only when its server is slow to go: a step of ``mine`` that came after the other run's server had ended,
+    from the same first step, is one the other run could not show, not a difference in behaviour."""
+    first_mine, first_theirs = next(iter(mine), None), next(iter(theirs), None)
+    their_end = next((t for step, t in theirs.items() if step.startswith("server ")), None)
+    if first_mine is None or first_mine != first_theirs or their_end is None:
+        return
+    for step in [s for s, t in mine.items() if s not in theirs and not s.startswith("server ") and t > their_end]:
+        del mine[step]
+
+
 def _shutdown(a: Shutdown, b: Shutdown) -> list[str]:
     """The same steps in the same order, each at about the same delay. Steps that came within the delay
     tolerance of each other may swap, and one that came as the server ended may be missing on one
@@ -194,6 +206,8 @@ def _shutdown(a: Shutdown, b: Shutdown) -> list[str]:
         ]
         for step in late:
             del mine[step]
+    _drop_unneeded_escalation(ta, tb)
+    _drop_unneeded_escalation(tb, ta)
     swapped = set(ta) == set(tb) and any(
         (ta[x] - ta[y]) * (tb[x] - tb[y]) < 0 and (_apart(ta[x], ta[y]) or _apart(tb[x], tb[y])) for x in ta for y in ta
     )
