@@ -15,7 +15,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from wiretap import __version__
 from wiretap.errors import BadInput
@@ -145,24 +145,15 @@ class Calls:
 def _redacted(event: ObservedEvent) -> ObservedEvent:
     """The event with every string and value Claude Code or the server wrote through wiretap's redaction."""
     count = 0
-    if isinstance(text := event.get("text"), str):
-        event["text"], n = redact_text(text)
-        count += n
-    if isinstance(error := event.get("error"), str):
-        event["error"], n = redact_text(error)
-        count += n
-    if "input" in event:
-        event["input"], n = redact_json(event["input"])
-        count += n
-    if "result" in event:
-        event["result"], n = redact_json(event["result"])
-        count += n
-    if "capabilities" in event:
-        event["capabilities"], n = redact_json(event["capabilities"])
-        count += n
-    if "server_info" in event:
-        event["server_info"], n = redact_json(event["server_info"])
-        count += n
+    fields = cast(dict[str, Any], event)  # (keys of ObservedEvent, taken in turn)
+    for key in ("text", "error"):
+        if isinstance(fields.get(key), str):
+            fields[key], n = redact_text(fields[key])
+            count += n
+    for key in ("input", "result", "capabilities", "server_info"):
+        if key in fields:
+            fields[key], n = redact_json(fields[key])
+            count += n
     if count:
         event["redacted"] = count
     return event
