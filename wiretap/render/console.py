@@ -76,6 +76,10 @@ class RichPrinter:
         self._console.print(text, no_wrap=True, overflow="ellipsis", soft_wrap=False)
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(doc, ensure_ascii=False)``, with one encoder for every row instead of one made per call."""
+
+
 class JsonPrinter:
     def __init__(self, out: IO[str]) -> None:
         self._out = out
@@ -99,7 +103,7 @@ class JsonPrinter:
         }
         if self.clock_zero_ns is not None:
             doc["at"] = utc_ms(at(self.clock_zero_ns, row.t))
-        self._out.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        self._out.write(_ENCODE(doc) + "\n")
 
 
 def printer_for(out: IO[str], *, as_json: bool, color: bool | None) -> RowPrinter:
