@@ -26,6 +26,8 @@ DELAY_TOLERANCE = (0.1, 0.5)
 """A shutdown delay differs when it moved by more than 100 ms and by more than half (a loaded machine alone
 delays a process's exit by tens of ms)."""
 MIN_LATENCY_SAMPLES = 20
+ESCALATION = ("SIGINT", "SIGTERM", "SIGKILL")
+"""The signals a client sends its server in turn while it has not gone."""
 RACY = frozenset({"stdin closed", "connections closed"})
 """Steps a relay sees only if they come before it ends (a signal it always records)."""
 
@@ -182,14 +184,20 @@ def _apart(x: float, y: float) -> bool:
 
 
 def _drop_unneeded_escalation(mine: dict[str, float], theirs: dict[str, float]) -> None:
-    """A client that escalates (SIGINT, then SIGTERM while the server is still running) shows the next step
-    only when its server is slow to go: a step of ``mine`` that came after the other run's server had ended,
-    from the same first step, is one the other run could not show, not a difference in behaviour."""
+    """A client escalates while its server is still running (Claude Code: SIGINT, then SIGTERM 100 ms later,
+    then SIGKILL), so a stronger signal shows only when the server, or the tap before it on a loaded machine,
+    was slow to go. A stronger signal that ``mine`` has and ``theirs`` has not, after the same first signal,
+    is no difference in behaviour: ``theirs`` ended on that first signal alone. The timing of such signals
+    is no help: a tap held up by a loaded machine records both at once, in either order."""
     first_mine, first_theirs = next(iter(mine), None), next(iter(theirs), None)
-    their_end = next((t for step, t in theirs.items() if step.startswith("server ")), None)
-    if first_mine is None or first_mine != first_theirs or their_end is None:
+    if first_mine is None or first_mine != first_theirs or first_mine not in ESCALATION:
         return
-    for step in [s for s, t in mine.items() if s not in theirs and not s.startswith("server ") and t > their_end]:
+    if not any(step.startswith("server ") for step in theirs):
+        return
+    stronger = ESCALATION[ESCALATION.index(first_mine) + 1 :]
+    if any(step in theirs for step in stronger):
+        return
+    for step in [s for s in mine if s in stronger]:
         del mine[step]
 
 
