@@ -5,6 +5,7 @@ The one place that knows how a message event is shaped; analyses see ``Message``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,9 +103,9 @@ class Conversation:
         self._status: dict[int, int] = {}
         self._streaming: dict[int, list[Waiting[Message]]] = {}
 
-    def feed(self, event: Event) -> list[Message | OtherBody | Event]:
+    def feed(self, event: Event) -> Sequence[Message | OtherBody | Event]:
         if event.get("kind") == "message":
-            return [*self.message(event)]
+            return self.message(event)
         self.other(event)
         return [event]
 

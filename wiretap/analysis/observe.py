@@ -196,13 +196,7 @@ class Observer:
         if event.get("dir") == Direction.C2S:
             if not isinstance(method, str) or "id" not in body:
                 return
-            params = as_dict(body.get("params"))
-            if not self._first_meta:
-                meta = as_dict(params.get("_meta"))
-                if any(k.startswith(META) for k in meta):
-                    self._first_meta = meta
-            if method in HANDSHAKES:
-                self._attempts.append((method, id_key(body.get("id")), params))
+            self._handshake_request(method, id_key(body.get("id")), as_dict(body.get("params")))
         elif not isinstance(method, str) and self._attempts:
             self._results(body)
 
@@ -228,7 +222,14 @@ class Observer:
         if meta:
             self._with_meta += 1
             self._meta_keys.update(meta)
-            if not self._first_meta and any(k.startswith(META) for k in meta):
+        self._handshake_request(method, key, params)
+
+    def _handshake_request(self, method: str, key: Hashable, params: dict[str, Any]) -> None:
+        """What ``handshake`` reads from a client's request: the first ``_meta`` of the stateless era, and
+        each handshake attempt."""
+        if not self._first_meta:
+            meta = as_dict(params.get("_meta"))
+            if any(k.startswith(META) for k in meta):
                 self._first_meta = meta
         if method in HANDSHAKES:
             self._attempts.append((method, key, params))

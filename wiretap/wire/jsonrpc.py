@@ -122,16 +122,11 @@ class Pairing(Generic[T]):
 
     def close(self, waiting: Waiting[T]) -> None:
         queue = self._open.get(waiting.key)
-        if queue is not None and len(queue) == 1 and queue[0] is waiting:
-            del self._open[waiting.key]
+        if queue is not None and waiting in queue:
+            queue.remove(waiting)
             self._count -= 1
-        else:
-            queue = queue if queue is not None else []
-            if waiting in queue:
-                queue.remove(waiting)
-                self._count -= 1
             if not queue:
-                self._open.pop(waiting.key, None)
+                del self._open[waiting.key]
         if waiting.ex is not None:
             same = self._by_ex.get(waiting.ex, [])
             if waiting in same:
