@@ -118,3 +118,43 @@ def test_a_file_that_is_not_a_recording_is_a_one_line_error(tmp_path: Path) -> N
     bad.write_text("not json\n")
     status, text = export(str(bad), "-f", "otlp")
     assert status == 2 and text.count("\n") == 1 and "not a wiretap recording" in text
+
+
+def many_calls(path: Path, calls: int) -> Path:
+    """A recording of ``calls`` answered tool calls: more spans than one OTLP batch holds."""
+    from wiretap.recording.events import Header
+    from wiretap.recording.writer import encode_event
+
+    lines = [encode_event(Header(transport="stdio", name="many", argv=["many"]).to_dict())[0]]
+    for n in range(1, calls + 1):
+        call = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "echo", "arguments": {"n": n}}}
+        answer = {"jsonrpc": "2.0", "id": n, "result": {"content": [{"type": "text", "text": str(n)}]}}
+        lines.append(encode_event({"t": n * 0.001, "kind": "message", "dir": "c2s", "msg": call})[0])
+        lines.append(encode_event({"t": n * 0.001 + 0.0005, "kind": "message", "dir": "s2c", "msg": answer})[0])
+    lines.append(encode_event({"t": calls * 0.001 + 0.01, "kind": "end"})[0])
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def test_an_export_of_many_batches_streams_the_same_lines_to_stdout_and_to_a_private_file(tmp_path: Path) -> None:
+    recording = many_calls(tmp_path / "many.jsonl", 1300)
+    status, text = export(str(recording), "--format", "otlp")
+    assert status == 0
+    out = tmp_path / "out" / "spans.json"
+    assert export(str(recording), "--format", "otlp", "-o", str(out))[0] == 0
+    assert out.read_text() == text
+    assert out.stat().st_mode & 0o777 == 0o600
+    requests = decode(text)
+    assert len(requests) >= 3, "the export was not written in batches"
+    spans = [s for r in requests for rs in r.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    assert sum(s.name.startswith("tools/call") for s in spans) == 1300
+    assert len(spans) == len(recording_spans(recording))
+
+
+def test_an_export_that_cannot_read_its_recording_writes_no_file_and_no_partial_one(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not a recording\n")
+    out = tmp_path / "spans.json"
+    status, text = export(str(bad), "--format", "otlp", "-o", str(out))
+    assert status != 0 and "bad.jsonl" in text
+    assert list(tmp_path.iterdir()) == [bad]
