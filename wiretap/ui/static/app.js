@@ -169,13 +169,14 @@
   }
 
   async function grew() {
-    // New rows: drop the last (partial) block, learn the new total, follow the tail if asked to.
+    // New rows: learn the new total, follow the tail if asked to, and load the last (partial) block
+    // again; its rows stay shown until the fresh copy replaces them, so nothing shown flickers to "…".
     const lastBlock = Math.floor(Math.max(0, state.total - 1) / BLOCK);
-    state.blocks.delete(lastBlock);
     const data = await get("/api/rows", { from: state.total, count: 0 });
     setTotal(data.total, data.all);
     if ($("tail").checked) $("list").scrollTop = $("list").scrollHeight;
     render();
+    loadBlock(lastBlock, state.generation);
   }
 
   async function goTo(id) {
