@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from support import paths
 from support.floods import peak_rss, recorded_numbers, start_flood
-from support.taprun import TAP, read_pid_line, settled_read_all, wait_until_gone
+from support.eventually import eventually
+from support.taprun import TAP, pid_alive, read_pid_line, settled_read_all, wait_until_gone
 
 from wiretap.recording.complete import await_end
 from wiretap.recording.reader import read_all
@@ -158,6 +159,24 @@ def sink_pid_of(tap_pid: int) -> int:
             if b"wiretap.recording.sink" in f.read():
                 return pid
     raise AssertionError("no recorder process")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process's threads in /proc")
+def test_a_killed_process_is_gone_only_once_its_last_thread_is() -> None:
+    # The leader of a killed process shows "Z" while a busy machine has yet to end its other threads,
+    # which still hold the process's descriptors (the recorder's pipe, for the test below).
+    code = "import ctypes, threading, time\nthreading.Thread(target=time.sleep, args=(30,)).start()\n"
+    code += "ctypes.CDLL(None).pthread_exit(None)"
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        stat = Path(f"/proc/{proc.pid}/stat")
+        eventually(lambda: stat.read_text().split(")")[-1].split()[0] == "Z", "the leader to end", 10)
+        assert pid_alive(proc.pid)
+        proc.kill()
+        wait_until_gone(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the recorder process through /proc")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -17,8 +18,10 @@ from support.taprun import settled_read_all
 WIRETAP = ["env", f"PYTHONPATH={Path(wiretap.__file__).resolve().parent.parent}", sys.executable, "-m", "wiretap"]
 
 CLOSE = 0.005
-
-"""Seconds: how far a reported time may be from the probe's log of it (ms rounding, a pipe hop under load)."""
+"""Seconds: how far reported times are from the probe's log of them, as a rule (ms rounding, a pipe hop)."""
+HOP = 0.05
+"""Seconds: how far one of them may be, when a busy machine keeps the relay or the probe from a core."""
+ROUNDING = 0.0005
 
 Json = dict[str, Any]
 
@@ -74,4 +77,8 @@ def finish(client: subprocess.CompletedProcess[str], recording: Path, log: Path)
 
 def assert_close(reported: list[float], logged: list[float]) -> None:
     assert len(reported) == len(logged), (reported, logged)
-    assert all(abs(a - b) <= CLOSE for a, b in zip(reported, logged, strict=True)), (reported, logged)
+    gaps = [b - a for a, b in zip(reported, logged, strict=True)]
+    assert statistics.median(abs(gap) for gap in gaps) <= CLOSE, (reported, logged)
+    assert all(abs(gap) <= HOP for gap in gaps), (reported, logged)
+    # The hop goes one way: wiretap reads a request before the probe does, and a reply after it.
+    assert all(gap >= -ROUNDING for gap in gaps) or all(gap <= ROUNDING for gap in gaps), (reported, logged)

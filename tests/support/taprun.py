@@ -88,9 +88,14 @@ def pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    # A zombie is gone for every purpose but its exit status.
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().split(")")[-1].split()[0] != "Z"
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            status = dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+    except FileNotFoundError:  # reaped just now, or no /proc (macOS: a zombie counts as alive there)
+        return not Path("/proc/self").exists()
+    # A zombie is gone for every purpose but its exit status, once its last thread is: a killed
+    # leader shows "Z" while its other threads, which still hold its descriptors, wind down.
+    return not (status["State"].startswith("Z") and status["Threads"].strip() == "1")
 
 
 def wait_until_gone(pid: int, what: str = "the process to go") -> None:
