@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from support import paths
-from support.floods import peak_rss, recorded_numbers, start_flood
 from support.eventually import eventually
+from support.floods import peak_rss, recorded_numbers, start_flood
 from support.taprun import TAP, pid_alive, read_pid_line, settled_read_all, wait_until_gone
 
 from wiretap.recording.complete import await_end
