@@ -247,6 +247,31 @@ def test_an_unknown_version_in_initialize_is_named_and_a_pre_release_is_not(tmp_
     ]
 
 
+def test_an_unknown_version_is_named_in_a_batch_and_a_result_but_never_from_a_responses_method(
+    tmp_path: Path,
+) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "1.1"}}
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    result = {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "9", "serverInfo": {"name": "s"}}}
+    events = [
+        {"t": 0.1, "kind": "message", "dir": "c2s", "msg": [initialize, ping]},
+        {"t": 0.2, "kind": "message", "dir": "s2c", "msg": result},
+    ]
+    path = recorded(tmp_path / "r.jsonl", events)
+    assert [(f["code"], f["message"], f["times"]) for f in ours(path)] == [
+        (
+            "unknown-protocol-version",
+            "the protocol version 1.1 (not a protocol version wiretap knows) was sent in an initialize request",
+            [0.1],
+        ),
+        (
+            "unknown-protocol-version",
+            "the protocol version 9 (not a protocol version wiretap knows) was sent in an initialize result",
+            [0.2],
+        ),
+    ]
+
+
 def shipped_recordings() -> list[Path]:
     found = sorted((REPO / "recordings").rglob("*.jsonl"))
     return found + sorted(p for p in (REPO / "tests").rglob("recordings/**/*.jsonl"))

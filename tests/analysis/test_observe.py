@@ -8,19 +8,29 @@ import pytest
 from support import paths
 
 from wiretap.analysis.behaviour import Handshake
+from wiretap.analysis.conversation import Conversation, Message
 from wiretap.analysis.observe import Observer
+from wiretap.recording.events import Event
 from wiretap.recording.reader import open_recording
 
 RECORDINGS = sorted(paths.RECORDINGS.rglob("*.jsonl"))
 REPORTED = ("method", "protocol_version", "era", "client_name", "client_version", "capabilities", "attempts")
 
 
+def fed(observer: Observer, conversation: Conversation, event: Event) -> None:
+    """As a report's pass feeds it: every event, and (without behaviour) the conversation's messages."""
+    observer.feed(event)
+    for item in conversation.feed(event):
+        if isinstance(item, Message) and not observer.keeps_behaviour:
+            observer.handshake_message(item)
+
+
 def observed(path: Path, behaviour: bool) -> Observer:
-    observer = Observer(behaviour)
+    observer, conversation = Observer(behaviour), Conversation()
     reader = open_recording(path, wait=0)
     with reader:
         for event in reader.events():
-            observer.feed(event)
+            fed(observer, conversation, event)
     return observer
 
 
@@ -54,7 +64,7 @@ def test_a_stateless_client_is_named_from_its_first_requests_meta_in_both_modes(
         {"t": 0.4, "kind": "message", "dir": "s2c", "msg": {"jsonrpc": "2.0", "id": 2, "result": {}}},
     ]
     for behaviour in (False, True):
-        observer = Observer(behaviour)
+        observer, conversation = Observer(behaviour), Conversation()
         for event in events:
-            observer.feed(event)
+            fed(observer, conversation, event)
         assert (observer.handshake().client_name, observer.handshake().client_version) == ("lean", "1.0")

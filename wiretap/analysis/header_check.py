@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from wiretap.analysis.conversation import RESPONSE, Message
 from wiretap.analysis.findings import HEADER_MISMATCH_CODE, Findings
 from wiretap.analysis.model import HeaderMismatch
 from wiretap.recording.events import Direction, Event, Kind
@@ -149,26 +150,21 @@ class VersionWatch:
         self._findings = findings
 
     def feed(self, event: Event) -> None:
-        kind, t = event.get("kind"), event.get("t")
-        if not isinstance(t, int | float):
-            return
-        if kind == Kind.HTTP_REQUEST:
+        """An event that is not a message."""
+        t = event.get("t")
+        if event.get("kind") == Kind.HTTP_REQUEST and isinstance(t, int | float):
             self._saw(_header(as_dict(event.get("headers")), VERSION), float(t), "the MCP-Protocol-Version header")
-        elif kind == Kind.MESSAGE:
-            self.message(event)
 
-    def message(self, event: Event) -> None:
-        """``feed`` for a message event."""
-        body, t = event.get("msg"), event.get("t")
-        if not isinstance(body, dict) or not isinstance(t, int | float):
+    def message(self, m: Message) -> None:
+        """A message of the conversation (a response carries its request's method)."""
+        if m.rest is not None:
             return
-        params = body.get("params")
-        if body.get("method") == "initialize":
-            self._saw(as_dict(params).get("protocolVersion"), float(t), "an initialize request")
-        elif isinstance(result := body.get("result"), dict) and "serverInfo" in result:
-            self._saw(result.get("protocolVersion"), float(t), "an initialize result")
-        if isinstance(params, dict) and "_meta" in params:
-            self._saw(as_dict(params["_meta"]).get(VERSION_META), float(t), "a request's _meta")
+        if m.kind != RESPONSE and m.method == "initialize":
+            self._saw(m.params.get("protocolVersion"), m.t, "an initialize request")
+        elif m.kind == RESPONSE and isinstance(m.result, dict) and "serverInfo" in m.result:
+            self._saw(m.result.get("protocolVersion"), m.t, "an initialize result")
+        if "_meta" in m.params:
+            self._saw(as_dict(m.params["_meta"]).get(VERSION_META), m.t, "a request's _meta")
 
     def _saw(self, text: Any, t: float, where: str) -> None:
         if isinstance(text, str) and REDACTED not in text:

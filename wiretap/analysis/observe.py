@@ -6,9 +6,10 @@ from collections.abc import Hashable
 from typing import Any
 
 from wiretap.analysis.behaviour import Handshake, HttpTraits, ServerRequest, Shutdown, ShutdownStep, Step
+from wiretap.analysis.conversation import Message
 from wiretap.recording.events import Direction, Event, Kind
 from wiretap.wire.json_values import as_dict
-from wiretap.wire.jsonrpc import Pairing, id_key
+from wiretap.wire.jsonrpc import REQUEST, RESPONSE, Pairing, id_key
 from wiretap.wire.versions import Era, parse_version
 
 HANDSHAKES = ("initialize", "server/discover")
@@ -113,9 +114,11 @@ class Observer:
     shutdown (what a report names), so a report does not pay for the profile's bookkeeping per message."""
 
     def __init__(self, behaviour: bool = True) -> None:
-        self._behaviour = behaviour
+        self.keeps_behaviour = behaviour
         self._attempts: list[tuple[str, Hashable, dict[str, Any]]] = []
         self._outcomes: dict[Hashable, str] = {}
+        self._awaiting: set[Hashable] = set()
+        """The keys of handshake attempts with no outcome yet."""
         self._first_meta: dict[str, Any] = {}
         self._meta_keys: set[str] = set()
         self._requests = 0
@@ -145,13 +148,14 @@ class Observer:
         kind = event.get("kind")
         if kind == Kind.MESSAGE:
             body = event.get("msg")
-            for item in body if isinstance(body, list) else [body]:
-                if not isinstance(item, dict):
-                    continue
-                if self._behaviour:
-                    self._message(event, item)
-                else:
-                    self._handshake_message(event, item)
+            if not self.keeps_behaviour:
+                return  # (a report's observer reads the conversation's messages: ``handshake_message``)
+            if type(body) is dict:
+                self._message(event, body)
+            elif isinstance(body, list):
+                for item in body:
+                    if isinstance(item, dict):
+                        self._message(event, item)
         elif kind in (Kind.HTTP_REQUEST, Kind.HTTP_RESPONSE):
             self._http_event(event)
         elif kind == Kind.EOF and event.get("dir") == Direction.C2S:
@@ -187,18 +191,18 @@ class Observer:
             if method is not None:
                 self._answers[(method, _answer(method, body))] = None
 
-    def _handshake_message(self, event: Event, body: dict[str, Any]) -> None:
-        """What ``handshake`` names from a message: the handshake attempts, their outcomes, the first
-        request's ``_meta`` of the stateless era."""
-        if isinstance(event.get("rest"), dict):
+    def handshake_message(self, message: Message) -> None:
+        """For an observer without ``behaviour``, a message of the conversation: what ``handshake`` names
+        from it (the handshake attempts, their outcomes, the first request's ``_meta`` of the stateless era)."""
+        if message.rest is not None:
             return
-        method = body.get("method")
-        if event.get("dir") == Direction.C2S:
-            if not isinstance(method, str) or "id" not in body:
-                return
-            self._handshake_request(method, id_key(body.get("id")), as_dict(body.get("params")))
-        elif not isinstance(method, str) and self._attempts:
-            self._results(body)
+        if message.dir == Direction.C2S:
+            if message.kind == REQUEST and (
+                message.method in HANDSHAKES or ("_meta" in message.params and not self._first_meta)
+            ):
+                self._handshake_request(str(message.method), id_key(message.id), message.params)
+        elif message.kind == RESPONSE and self._awaiting:
+            self._outcome(id_key(message.id), message.error)
 
     def _client_request(self, method: str, body: dict[str, Any], key: Hashable, event: Event) -> None:
         params = as_dict(body.get("params"))
@@ -233,6 +237,8 @@ class Observer:
                 self._first_meta = meta
         if method in HANDSHAKES:
             self._attempts.append((method, key, params))
+            if key not in self._outcomes:
+                self._awaiting.add(key)
 
     def _key_order(self, order: tuple[str, ...]) -> None:
         """Kept once per order; a request without params follows the order of one with them."""
@@ -245,12 +251,15 @@ class Observer:
         if "id" in body:
             self._server_pending.open(Direction.S2C.value, body.get("id"), method)
 
+    def _outcome(self, key: Hashable, error: Any) -> None:
+        """A response, to the handshake attempt it answers (the first response to an id is its outcome)."""
+        if key in self._awaiting:
+            self._awaiting.discard(key)
+            self._outcomes[key] = f"error {as_dict(error).get('code')}" if error is not None else "ok"
+
     def _results(self, body: dict[str, Any]) -> None:
-        key = id_key(body.get("id"))
-        for attempt in self._attempts:
-            if attempt[1] == key and key not in self._outcomes:
-                error = body.get("error")
-                self._outcomes[key] = f"error {as_dict(error).get('code')}" if error is not None else "ok"
+        if self._awaiting:
+            self._outcome(id_key(body.get("id")), body.get("error"))
         requests = as_dict(as_dict(body.get("result")).get("inputRequests"))
         for name, request in requests.items():
             self._mrtr_pending[name] = str(as_dict(request).get("method") or "?")

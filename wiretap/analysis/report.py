@@ -89,6 +89,17 @@ class Analysis:
         self.methods: list[tuple[str, str]] = []
         self.keep_behaviour = behaviour
         self._row: Callable[[Event], Row] | None = None
+        self._readers: tuple[Callable[[Message], None], ...] = (
+            self.traffic.feed,
+            self.startup.message,
+            self.tasks.feed,
+            self.questions.feed,
+            self.tool_calls.feed,
+            self.versions.message,
+        )
+        """What reads each message of the conversation (with ``give_ups``, which also asks the conversation)."""
+        if not behaviour:
+            self._readers += (self.observer.handshake_message,)
         if keep_rows:
             pairing = Pairing()
             self._row = lambda event: row_for(event, pairing)
@@ -115,12 +126,9 @@ class Analysis:
             return
         for item in self.conversation.message(event):
             if type(item) is Message:
-                self.traffic.feed(item)
-                self.startup.message(item)
-                self.tasks.feed(item)
-                self.questions.feed(item)
+                for read in self._readers:
+                    read(item)
                 self.give_ups.feed(item, self.conversation)
-                self.tool_calls.feed(item)
             else:
                 assert isinstance(item, OtherBody)
                 self.traffic.feed_other(item)
@@ -130,11 +138,11 @@ class Analysis:
         t = float(event.get("t", 0.0))
         self.exits.message(t)
         self.give_ups.message_event(t)
-        self.observer.feed(event)
+        if self.keep_behaviour:
+            self.observer.feed(event)
         if isinstance(event.get("ex"), int):
             self.headers.feed(event)
             self.oauth.feed(event)
-        self.versions.message(event)
         self.startup.message_event(event, t)
         self.traffic.feed_event(event)
 
