@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -30,6 +31,10 @@ class Summary:
         }
 
 
+def _key(value: float) -> int:
+    return -1_000_000 if value <= 0 else math.floor(math.log(value) / _RATIO)
+
+
 class Distribution:
     def __init__(self) -> None:
         self._exact: array[float] | None = array("d")
@@ -50,14 +55,19 @@ class Distribution:
         values = values if isinstance(values, list) else list(values)
         if not values:
             return
-        if self._exact is None or len(self._exact) + len(values) > EXACT_LIMIT:
-            for value in values:
-                self.add(value)
-            return
-        self._exact.extend(values)
         self.count += len(values)
         self.min = min(self.min, min(values))
         self.max = max(self.max, max(values))
+        if self._exact is not None and len(self._exact) <= EXACT_LIMIT - len(values):
+            self._exact.extend(values)
+            return
+        if self._exact is not None:  # past the exact part: every value so far goes to its bucket
+            values = [*self._exact, *values]
+            self._exact = None
+        buckets = self._buckets
+        for value, times in Counter(values).items():  # (a cadence repeats its values: one logarithm each)
+            key = _key(value)
+            buckets[key] = buckets.get(key, 0) + times
 
     def add(self, value: float) -> None:
         self.count += 1
@@ -78,7 +88,7 @@ class Distribution:
         if value == self._last[0]:  # a steady cadence repeats its value: no logarithm for it again
             key = self._last[1]
         else:
-            key = -1_000_000 if value <= 0 else math.floor(math.log(value) / _RATIO)
+            key = _key(value)
             self._last = (value, key)
         self._buckets[key] = self._buckets.get(key, 0) + 1
 
