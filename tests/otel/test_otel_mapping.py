@@ -12,6 +12,7 @@ from support import paths
 from support.otel_recordings import ORIGIN_NS, by_name, call, write_recording
 
 from wiretap.analysis.report import build_report
+from wiretap.otel import otlp_json
 from wiretap.otel.mapping import RecordingMapper
 from wiretap.otel.sources import map_events, recording_spans, session_spans
 from wiretap.otel.spans import SpanKind, StatusCode, span_id_for
@@ -317,3 +318,17 @@ def test_over_http_an_error_with_a_null_id_ends_the_call_of_its_own_exchange() -
     error = {"id": None, "error": {"code": -32700, "message": "Parse error"}}
     (answered,) = mapper.feed({**call(0.2, "s2c", error), "ex": 4})
     assert answered.name == "ping" and answered.attributes["rpc.response.status_code"] == "-32700"
+
+
+def test_attribute_pairs_made_once_keep_true_one_and_one_point_zero_apart() -> None:
+    for _ in range(2):  # (the second round is given the pairs made in the first)
+        pairs = otlp_json.key_values({"a": True, "b": 1, "c": 1.0, "d": "1", "e": ["x", "y"]})
+        assert pairs == [
+            {"key": "a", "value": {"boolValue": True}},
+            {"key": "b", "value": {"intValue": "1"}},
+            {"key": "c", "value": {"doubleValue": 1.0}},
+            {"key": "d", "value": {"stringValue": "1"}},
+            {"key": "e", "value": {"arrayValue": {"values": [{"stringValue": "x"}, {"stringValue": "y"}]}}},
+        ]
+    for n in range(otlp_json.KEY_VALUES_KEPT + 10):  # more pairs than are kept: the store starts over
+        assert otlp_json.key_values({"n": n}) == [{"key": "n", "value": {"intValue": str(n)}}]

@@ -40,6 +40,10 @@ class _Exchange:
     """The HTTP request's W3C ``traceparent`` header: what Claude Code sends (not ``_meta``)."""
 
 
+_NO_EXCHANGE = _Exchange()
+"""A message's outside any HTTP exchange (stdio): read, never written."""
+
+
 @dataclass
 class _Peers:
     client: dict[str, Any] = field(default_factory=dict)
@@ -75,6 +79,7 @@ class RecordingMapper:
         self._peers = _Peers()
         self._root_events: list[SpanEvent] = []
         self._transports: dict[str | None, dict[str, Any]] = {}
+        self._task_span_ids: dict[str, bytes] = {}
         self.task_refs: dict[str, tuple[float, float, int]] = {}
         """Tasks calls were about: first and last time, and how many calls."""
 
@@ -82,7 +87,10 @@ class RecordingMapper:
         return span_id_for(self.trace_id, self._prefix + key)
 
     def task_span_id(self, task_id: str) -> bytes:
-        return self.span_id(f"task/{task_id}")
+        found = self._task_span_ids.get(task_id)
+        if found is None:
+            found = self._task_span_ids[task_id] = self.span_id(f"task/{task_id}")
+        return found
 
     def ns(self, t: float) -> int:
         return at(self.origin, t)
@@ -176,7 +184,7 @@ class RecordingMapper:
         return None
 
     def _exchange(self, event: MessageEvent) -> _Exchange:
-        return self._exchanges.get(int(event.get("ex", 0)), _Exchange()) if "ex" in event else _Exchange()
+        return self._exchanges.get(int(event.get("ex", 0)), _NO_EXCHANGE) if "ex" in event else _NO_EXCHANGE
 
     def _start(self, event: MessageEvent, msg: dict[str, Any], method: str, key: str) -> Span:
         params = attrs.params_of(msg)
@@ -187,9 +195,10 @@ class RecordingMapper:
             attributes["jsonrpc.request.id"] = rid
         if (jsonrpc := msg.get("jsonrpc")) != "2.0" and isinstance(jsonrpc, str):
             attributes["jsonrpc.protocol.version"] = jsonrpc
+        meta = attrs.meta_of(params)
         if method == "initialize":
             self._peers.client = as_dict(params.get("clientInfo"))
-        elif client := as_dict(attrs.meta_of(params).get("io.modelcontextprotocol/clientInfo")):
+        elif meta and (client := as_dict(meta.get("io.modelcontextprotocol/clientInfo"))):
             self._peers.client = client
         span = self._span(event, name, attributes, key)
         if not a2a:
@@ -197,7 +206,7 @@ class RecordingMapper:
         task = attrs.targeted_task(method, params, a2a)
         header = self._exchange(event).traceparent if event.get("dir") == "c2s" else None
         self._place(span, params, task, header)
-        if (token := attrs.meta_of(params).get("progressToken")) is not None and "id" in msg:
+        if meta and (token := meta.get("progressToken")) is not None and "id" in msg:
             self._progress[id_key(token)] = span
             self._tokens[span.span_id] = id_key(token)
         return span

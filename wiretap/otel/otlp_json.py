@@ -26,8 +26,27 @@ def any_value(value: AttributeValue) -> dict[str, Any]:
     return {"stringValue": str(value)}
 
 
+_KEY_VALUES: dict[tuple[str, type, AttributeValue], dict[str, Any]] = {}
+KEY_VALUES_KEPT = 4096
+"""Attribute pairs kept made: most repeat in every span (the transport's, a method's name)."""
+
+
 def key_values(attributes: dict[str, AttributeValue]) -> list[dict[str, Any]]:
-    return [{"key": key, "value": any_value(value)} for key, value in attributes.items()]
+    """The attributes as OTLP key-values. A pair already made is given again, the same object: the
+    documents are written, never changed."""
+    pairs = []
+    made = _KEY_VALUES
+    for key, value in attributes.items():
+        if type(value) is list:
+            pairs.append({"key": key, "value": any_value(value)})
+            continue
+        found = made.get(whose := (key, type(value), value))
+        if found is None:
+            if len(made) >= KEY_VALUES_KEPT:
+                made.clear()
+            found = made[whose] = {"key": key, "value": any_value(value)}
+        pairs.append(found)
+    return pairs
 
 
 def _event(event: SpanEvent) -> dict[str, Any]:
