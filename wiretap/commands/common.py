@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from pathlib import Path
@@ -57,3 +58,12 @@ def quiet_broken_pipe() -> NoReturn:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     sys.exit(0)
+
+
+def reading_a_whole_recording() -> None:
+    """For a command that reads a recording through and exits: what is loaded so far (the imports) is
+    left out of every collection, and young objects are collected in larger batches. A pass makes
+    millions of short-lived objects and few cycles, while what it keeps grows: each collection that
+    walks what it keeps costs more the longer the recording (``bench/report_scale.py``)."""
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from wiretap.commands.common import reading_a_whole_recording
 from wiretap.errors import BadInput
 from wiretap.export.xmlsafe import encodable, xml_safe
 from wiretap.files import write_private
@@ -109,6 +110,7 @@ def export(recording: Path, fmt: str | None, out: Path | None, server: str | Non
     (t = 0 is the client's start), a lane each.
     """
     chosen = fmt or (_BY_SUFFIX.get(out.suffix.lower()) if out is not None else None) or "svg"
+    reading_a_whole_recording()
     pieces = render(recording, chosen, server)
     if out is None:
         try:

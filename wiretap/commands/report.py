@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from wiretap.commands.common import quiet_broken_pipe
+from wiretap.commands.common import quiet_broken_pipe, reading_a_whole_recording
 
 if TYPE_CHECKING:
     from wiretap.analysis.model import Report
@@ -31,6 +31,7 @@ def report(recording: Path, fmt: str, server: str | None, summary: bool) -> None
     """Measure a recording (or a session folder): poll intervals, cancel on exit, open questions, findings."""
     from wiretap.export.report_output import load_report, write_report
 
+    reading_a_whole_recording()
     result = load_report(recording, fmt, server)
     try:
         write_report(result, fmt, sys.stdout)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from wiretap.commands.common import reading_a_whole_recording
+
 
 @click.command()
 @click.argument("recording", type=click.Path(path_type=Path, readable=False))
@@ -43,6 +45,7 @@ def show(
     (0: the client's start), with a server column."""
     if since is not None and until is not None and since > until:
         raise click.BadParameter(f"--since {since:g} is after --until {until:g}: nothing could be shown")
+    reading_a_whole_recording()
     from wiretap.render.console import printer_for
     from wiretap.render.filters import RowFilter
     from wiretap.render.show import show as show_timeline
