@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from scenarios.fake_messages_api import FakeMessagesAPI, ToolUse
 from support.claude import offline_env, run_claude, write_mcp_config
+from support.lab_probe_runs import assert_close, assert_near
 from support.report_schema import valid_report
 from support.taprun import settled_read_all
 
@@ -32,8 +33,6 @@ pytestmark = pytest.mark.slow
 
 WIRETAP = ["env", f"PYTHONPATH={Path(wiretap.__file__).resolve().parent.parent}", sys.executable, "-m", "wiretap"]
 TIMEOUT = 120
-CLOSE = 0.005
-"""Seconds: how far a reported time may be from the probe's log of it."""
 AFTER_THE_END = 1.0
 """Seconds the session stays open after the task ended, for the client's last turn."""
 Json = dict[str, Any]
@@ -152,10 +151,10 @@ def test_claude_code_polls_the_probes_task_at_the_interval_asked_and_the_report_
     assert [s["state"] for s in task["states"]] == ["working", "completed"]
     logged = session.logged_states(task["id"])
     assert [s["state"] for s in task["states"]] == [state for _, state in logged]
-    assert all(abs(s["t"] - t) <= CLOSE for s, (t, _) in zip(task["states"], logged, strict=True))
+    assert_close([s["t"] for s in task["states"]], [t for t, _ in logged])
     polls = session.logged_polls(task["id"])
     assert len(task["polls"]) == len(polls) >= 3
-    assert all(abs(a - b) <= CLOSE for a, b in zip(task["polls"], polls, strict=True))
+    assert_close(task["polls"], polls)
     assert task["live_at_client_exit"] is False
     assert session.log[-1]["how"] == "SIGINT"  # Claude Code stops a stdio server with SIGINT
 
@@ -169,7 +168,7 @@ def test_headless_claude_code_cancels_the_probes_task_the_moment_it_asks_for_inp
     assert [s["state"] for s in task["states"]] == ["working", "input_required"]
     logged = session.logged_states(task["id"])
     assert [state for _, state in logged] == ["working", "input_required"]
-    assert all(abs(s["t"] - t) <= CLOSE for s, (t, _) in zip(task["states"], logged, strict=True))
+    assert_close([s["t"] for s in task["states"]], [t for t, _ in logged])
     changes = [e["state"] for e in session.log if e["event"] == "task"]
     assert changes == ["working", "input_required", "cancelled"]
     # The next thing the client sent after the poll that showed the question was the cancel.
@@ -178,7 +177,8 @@ def test_headless_claude_code_cancels_the_probes_task_the_moment_it_asks_for_inp
     assert after["method"] == "tasks/cancel" and after["task"] == task["id"]
     assert not [e for e in session.log if e.get("method") == "tasks/update"]
     [cancel] = task["cancels"]
-    assert cancel["via"] == "tasks/cancel" and abs(cancel["t"] - session.t(after)) <= CLOSE
+    assert cancel["via"] == "tasks/cancel"
+    assert_near(cancel["t"], session.t(after))
     assert task["cancelled_by_client_at"] == cancel["t"] and task["live_at_client_exit"] is False
 
 
@@ -191,7 +191,7 @@ def test_taskstop_cancels_the_probes_endless_task_twice_in_one_tick_and_it_is_no
     assert len(cancels) == 2 and {e["task"] for e in cancels} == {task["id"]}
     answered = [e for e in session.log if e["event"] == "sent" and e.get("answer_to") in {c["id"] for c in cancels}]
     assert len(answered) == 2 and all("error" not in e for e in answered)
-    assert [c["t"] for c in task["cancels"]] == pytest.approx([session.t(e) for e in cancels], abs=CLOSE)
+    assert_close([c["t"] for c in task["cancels"]], [session.t(e) for e in cancels])
     assert task["live_at_client_exit"] is False
     assert session.log[-1] == {**session.log[-1], "how": "SIGINT", "live_tasks": []}
 
@@ -226,7 +226,7 @@ def test_claude_code_keeps_polling_a_forgotten_task_id_and_the_report_counts_eve
     unread = session.wire_polls(task["id"]) - len(session.logged_polls(task["id"]))
     assert unread in (0, 1)
     assert finding["count"] == len(misses) - 1 + unread
-    assert abs(finding["times"][0] - session.t(misses[0])) <= CLOSE
+    assert_near(finding["times"][0], session.t(misses[0]))
     assert len(task["polls"]) == session.wire_polls(task["id"])
 
 
@@ -241,7 +241,7 @@ def test_claude_code_retries_the_probes_failing_polls_and_the_report_counts_them
     assert task["final_state"] == "completed" and task["requested_poll_ms"] == 300
     polls = session.logged_polls(task["id"])
     assert len(polls) == len(task["polls"]) > 3
-    assert all(abs(a - b) <= CLOSE for a, b in zip(task["polls"], polls, strict=True))
+    assert_close(task["polls"], polls)
 
 
 def test_plain_print_mode_declares_no_tasks_and_the_probe_answers_inline(claude_code_bin: Path, tmp_path: Path) -> None:

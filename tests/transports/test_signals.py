@@ -5,13 +5,21 @@ from __future__ import annotations
 import os
 import select
 import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from support.eventually import eventually
 
+from wiretap.recording.events import Header
+from wiretap.recording.reader import read_all
+from wiretap.recording.recorder import Recorder
+from wiretap.recording.writer import RecordingWriter, create_unique
 from wiretap.transports.signals import SignalPipe
+from wiretap.transports.stdio import StdioTap
 
 
 @pytest.fixture
@@ -130,3 +138,33 @@ def test_a_pipe_no_relay_watches_is_closed_when_restored() -> None:
     pipe.restore()
     with pytest.raises(OSError):
         os.fstat(fd)
+
+
+def test_a_signal_passed_on_is_recorded_before_the_exit_it_causes_on_another_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "rec.jsonl"
+    fd, path = create_unique(path)
+    recorder = Recorder(RecordingWriter(fd, path), Header(transport="stdio", name="t", argv=["srv"]))
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    tap = StdioTap(["srv"], recorder)
+    tap._proc = server
+    waiter = threading.Thread(target=lambda: tap._record_exit(server.wait()))  # (the tap's main thread)
+    waiter.start()
+    kill = os.kill
+
+    def kill_and_let_the_exit_be_recorded(pid: int, signum: int) -> None:
+        kill(pid, signum)
+        waiter.join(1)  # the server's exit races the signal's record: give the exit every chance
+
+    monkeypatch.setattr(os, "kill", kill_and_let_the_exit_be_recorded)
+    try:
+        tap._forward(signal.SIGTERM)
+    finally:
+        monkeypatch.undo()
+        server.kill()
+        waiter.join(10)
+    recorder.close()
+    _, events, _ = read_all(path)
+    assert [e["kind"] for e in events if e["kind"] in ("signal", "exit")] == ["signal", "exit"]
+    assert [e.get("signal") for e in events if e["kind"] in ("signal", "exit")] == ["SIGTERM", "SIGTERM"]

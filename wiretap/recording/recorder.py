@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, replace
 from typing import IO, Any, Literal, Unpack, overload
 
@@ -175,6 +175,14 @@ class Recorder:
         then count what it could not take (a ``recording_gap``) instead of holding the exit up."""
         with self._lock:
             self._deadline = deadline
+
+    @contextlib.contextmanager
+    def in_order(self) -> Iterator[None]:
+        """What this thread records inside comes before any other thread's next record: an act and its
+        record (a signal passed on) are not overtaken by what the act causes on another thread (the
+        server's exit)."""
+        with self._lock:
+            yield
 
     def hold(self) -> None:
         """From now until ``flush()``, collect records to hand them over in one write (what one read of

@@ -161,11 +161,12 @@ class StdioTap:
     def _forward(self, signum: int) -> None:
         self.signals.append(signal_name(signum))
         forwarded = False
-        if self._proc is not None and self._proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._proc.pid, signum)
-                forwarded = True
-        self.recorder.event(Kind.SIGNAL, signal=signal_name(signum), signum=signum, forwarded=forwarded)
+        with self.recorder.in_order():
+            if self._proc is not None and self._proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self._proc.pid, signum)
+                    forwarded = True
+            self.recorder.event(Kind.SIGNAL, signal=signal_name(signum), signum=signum, forwarded=forwarded)
 
     def _record_exit(self, returncode: int) -> None:
         status = shell_status(returncode)
