@@ -3,7 +3,7 @@ client of known schedule (tests/scenarios/a2a_lab_poller.py) and driven by the r
 (tests/peer_scripts/a2a_lab_sdk_client.py) and the real @a2a-js/sdk 1.3.0 client on Node 24
 (tests/peer_scripts/a2a_lab_js_client.mjs). Each client keeps its own log on ``time.monotonic()``, the
 clock wiretap stamps with; the report's back-off steps, failed polls and give-up point are checked against
-that log, to 10 ms.
+that log: at least half of a run's times within 5 ms, every one within 50 ms.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from support import paths
+from support.lab_probe_runs import assert_close
 from support.proxyrun import running_proxy
 from support.report_schema import valid_report
 
@@ -29,7 +30,6 @@ from wiretap.analysis.report import build_report
 pytestmark = pytest.mark.slow
 
 TESTS = paths.TESTS
-EXACT = 0.010
 ROUNDING = 0.001
 """Seconds: how far a reported time may be from the client's own log of it."""
 SCALE = 0.1
@@ -100,12 +100,6 @@ def js(tmp_path_factory: pytest.TempPathFactory) -> Run:
     return recorded_run(tmp_path_factory.mktemp("lab-a2a-js"), command)
 
 
-def close(got: float | None, expected: float, what: str) -> None:
-    assert got is not None and abs(got - expected) <= EXACT, (
-        f"{what}: reported {got}, the client's log says {expected:.3f}"
-    )
-
-
 def test_the_poller_backs_off_on_schedule_and_gives_up_after_six_polls_the_silent_agent_left_unanswered(
     poller: Run,
 ) -> None:
@@ -114,15 +108,18 @@ def test_the_poller_backs_off_on_schedule_and_gives_up_after_six_polls_the_silen
     polls = poller.client["polls"]
     assert [p["outcome"] for p in polls] == ["answered"] * 2 + ["timed out"] * 6
     assert [s["outcome"] for s in schedule["steps"]] == ["answered"] * 2 + ["abandoned"] * 6
+    times: list[tuple[str, float | None, float]] = []
     previous_end = poller.client["created"]
     for n, (step, poll) in enumerate(zip(schedule["steps"], polls, strict=True)):
-        close(step["t"], poller.t(poll["sent"]), f"poll {n} sent")
-        close(step["step"], poll["sent"] - previous_end, f"back-off step before poll {n}")
-        close(step["waited"], poll["ended"] - poll["sent"], f"wait for poll {n}")
+        times.append((f"poll {n} sent", step["t"], poller.t(poll["sent"])))
+        times.append((f"back-off step before poll {n}", step["step"], poll["sent"] - previous_end))
+        times.append((f"wait for poll {n}", step["waited"], poll["ended"] - poll["sent"]))
         previous_end = poll["ended"]
     assert (schedule["failed"], schedule["longest_failed_run"], schedule["failed_before_giving_up"]) == (6, 6, 6)
-    close(schedule["last_poll_at"], poller.t(polls[-1]["sent"]), "last poll")
-    close(schedule["gave_up_at"], poller.t(poller.client["gave_up"]), "gave up")
+    times.append(("last poll", schedule["last_poll_at"], poller.t(polls[-1]["sent"])))
+    times.append(("gave up", schedule["gave_up_at"], poller.t(poller.client["gave_up"])))
+    what, reported, logged = zip(*times, strict=True)
+    assert_close(reported, logged, what)
     verdict = poller.report["verdicts"]["a2a_back_off"]["verdict"]
     assert f"gave up on task {task['id']} at {schedule['gave_up_at']:.2f} s after 6 failed polls in a row" in verdict
 

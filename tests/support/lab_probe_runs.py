@@ -6,6 +6,7 @@ import json
 import statistics
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,13 +75,19 @@ def finish(client: subprocess.CompletedProcess[str], recording: Path, log: Path)
     return Run(json.loads(client.stdout), report(recording), float(header["monotonic_origin"]), entries)
 
 
-def assert_close(reported: list[float], logged: list[float]) -> None:
+def assert_close(reported: Sequence[float | None], logged: Sequence[float], what: Sequence[str] = ()) -> None:
+    """At least half the times within ``CLOSE`` of their log and every one within a ``HOP``: an offset in
+    wiretap's clock moves them all, while a busy machine delays a hop now and then (of two times, one)."""
     assert len(reported) == len(logged), (reported, logged)
-    gaps = [b - a for a, b in zip(reported, logged, strict=True)]
-    assert statistics.median(abs(gap) for gap in gaps) <= CLOSE, (reported, logged)
-    assert all(abs(gap) <= HOP for gap in gaps), (reported, logged)
+    names = list(what) or [f"time {n}" for n in range(len(reported))]
+    shown = [f"{name}: reported {a}, logged {b:.4f}" for name, a, b in zip(names, reported, logged, strict=True)]
+    times = [a for a in reported if a is not None]
+    assert len(times) == len(logged), shown
+    gaps = [abs(b - a) for a, b in zip(times, logged, strict=True)]
+    assert statistics.median_low(gaps) <= CLOSE, shown
+    assert max(gaps) <= HOP, shown
 
 
 def assert_near(reported: float, logged: float) -> None:
-    """One time: a hop under load away at most (``assert_close`` holds a list's median to ``CLOSE``)."""
+    """One time: a hop under load away at most (``assert_close`` holds half of a list to ``CLOSE``)."""
     assert abs(reported - logged) <= HOP, (reported, logged)
