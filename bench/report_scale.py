@@ -31,8 +31,9 @@ from wiretap.recording.writer import encode_event
 TASKS = 200
 
 
-def write_recording(path: Path, messages: int) -> None:
-    """A busy client: tool calls that become tasks, each polled every 500 ms until it completes."""
+def write_recording(path: Path, messages: int, *, ended: bool = True) -> None:
+    """A busy client: tool calls that become tasks, each polled 40 times, every 200 ms (it asked for
+    500 ms), until it completes. ``ended``: end it as a relay does (else it is a recording still growing)."""
     with path.open("wb") as out:
         out.write(encode_event(Header(transport="stdio", name="scale", argv=["bench"]).to_dict())[0])
         t, next_id, written, cycle = 0.0, 0, 0, 0
@@ -42,7 +43,7 @@ def write_recording(path: Path, messages: int) -> None:
                 if written >= messages:
                     break
                 next_id += 1
-                task_id = f"task-{cycle // 40}-{task}"
+                task_id = f"task-{(cycle - 1) // 40}-{task}"
                 request = {"jsonrpc": "2.0", "id": next_id, "method": "tasks/get", "params": {"taskId": task_id}}
                 status = "working" if cycle % 40 else "completed"
                 result = {
@@ -55,6 +56,8 @@ def write_recording(path: Path, messages: int) -> None:
                 t += 0.0005
                 out.write(encode_event({"t": round(t, 6), "kind": "message", "dir": "s2c", "msg": result})[0])
                 written += 2
+        if ended:
+            out.write(encode_event({"t": round(t, 6), "kind": "end", "written": written + 2, "lost": 0})[0])
 
 
 COMMANDS = {

@@ -67,7 +67,7 @@ def loads_pass(path: Path) -> float:
 
 def follow_latency(folder: Path, appends: int) -> list[float]:
     path = Path(folder) / "small.jsonl"
-    write_recording(path, 10)
+    write_recording(path, 10, ended=False)
     events = sum(1 for _ in path.open("rb")) - 1
     proc = subprocess.Popen([sys.executable, "-m", "wiretap", "ui", str(path)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
