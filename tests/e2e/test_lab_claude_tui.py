@@ -30,9 +30,6 @@ pytestmark = pytest.mark.slow
 
 CONDITIONS = "poll-interval,input-required,until-cancelled"
 CADENCE = 0.02
-TUI_LATE = 0.08
-"""Seconds a settled cadence may run late in the TUI: it draws between polls, and a busy machine delays it;
-a longer interval may run later by the lab's own share of it (``LATE_SHARE``), as the lab's verdict allows."""
 FORM = "requests your input"
 Json = dict[str, Any]
 
@@ -155,17 +152,18 @@ def about(events: list[Json], task: str) -> list[Json]:
 
 
 def test_the_tui_polls_at_the_asked_interval_the_clamp_and_the_default(tui) -> None:
-    """The shortest interval is the rule's within 20 ms (a timer fires late, never early); while the TUI draws
-    (each task's end is a turn of the model) its timers run late by tens of ms on a loaded machine, so the
-    settled cadence is held to ``TUI_LATE`` or the lab's share of the interval, whichever is larger."""
+    """The fastest settled interval is the rule's, never early and late by at most the lab's share: while the TUI
+    draws (each task's end is a turn of the model) its timers run late on a loaded machine, and the lab judges
+    by the interval the client schedules, not by how late its machine runs it."""
     asked, clamped, default = rows(tui["investigation"], "poll-interval")
     tasks = {t["id"]: t for t in tui["report"].to_dict()["tasks"]}
     for row, applied in ((asked, 1000), (clamped, 250), (default, 2000)):
         task = tasks[row.task]
-        assert abs(task["intervals"]["min"] - applied / 1000) <= CADENCE, (row, task["intervals"])
-        late = max(TUI_LATE, LATE_SHARE * applied / 1000)
-        assert -CADENCE <= task["settled_interval"] - applied / 1000 <= late, (row, task["pattern"])
+        late = max(CADENCE, LATE_SHARE * applied / 1000)
+        assert -CADENCE <= task["settled_floor"] - applied / 1000 <= late, (row, task["pattern"])
+        assert task["settled_interval"] >= task["settled_floor"]
         assert task["applied_poll_ms"] == applied
+        assert row.agrees is True, row.verdict
     assert asked.verdict.startswith("the asked interval: ")
     assert clamped.verdict.startswith("the asked interval clamped to 250 ms: ")
     assert default.verdict.startswith("its default, 2000 ms: ")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from support import paths
+from support.check_fixtures import task_recording
 
 from wiretap.analysis.report import build_report
 from wiretap.lab.investigation import build_investigation
@@ -21,7 +22,7 @@ def rows(name: str) -> dict[str, list]:
 
 def test_the_polling_reproduction_polls_at_the_asked_3_s_as_its_rule() -> None:
     [poll] = rows("cc-ext-polling")["polling"]
-    assert poll.asked == "pollIntervalMs 3000" and poll.verdict == "the asked interval: as its rule (0 ms off)"
+    assert poll.asked == "pollIntervalMs 3000" and poll.verdict == "the asked interval: as its rule (4 ms off)"
     assert poll.agrees is True
     assert [round(t, 1) for t in poll.evidence] == [0.3, 3.3, 6.3, 9.3]
 
@@ -52,3 +53,29 @@ def test_an_a2a_recording_has_no_applied_rule_and_renders_as_a_markdown_table() 
     text = render_markdown(investigation)
     assert "Claude Code" not in text and "| polling (A2A) |" in text and "no known rule for this client" in text
     assert "How does it back off and give up on a silent A2A worker?" in text
+
+
+def polled(tmp_path, times: list[float]):
+    recording = task_recording(tmp_path / "polled.jsonl", times, asked_ms=1000, client="claude-code")
+    report = build_report(recording)
+    [row] = build_investigation(report).rows[:1]
+    return row, report.tasks[0]
+
+
+def test_a_client_whose_timers_run_late_on_a_busy_machine_still_polls_as_its_rule(tmp_path) -> None:
+    row, task = polled(tmp_path, [1.2, 2.6, 3.72, 4.74, 5.91])
+    assert task.settled_interval == 1.145 and task.settled_floor == 1.02
+    assert row.agrees is True
+    late = "its timers ran 145 ms late at the median, a busy machine"
+    assert row.verdict == f"the asked interval: as its rule (20 ms off); {late}"
+
+
+def test_a_client_that_never_polls_as_fast_as_its_rule_disagrees_however_steady(tmp_path) -> None:
+    row, task = polled(tmp_path, [1.2, 2.35, 3.5, 4.65, 5.8])
+    assert task.settled_floor == 1.15 and row.agrees is False
+    assert row.verdict == "the asked interval: not as its rule (150 ms off)"
+
+
+def test_a_client_backing_off_is_judged_by_where_it_settles_not_its_first_interval(tmp_path) -> None:
+    row, task = polled(tmp_path, [1.2, 2.2, 3.7, 5.95, 9.33, 12.7])
+    assert task.settled_floor == 3.37 and row.agrees is False

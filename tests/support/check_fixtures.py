@@ -16,14 +16,18 @@ DEMO = REPO / "recordings" / "demo.jsonl"
 EXT = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
 
 
-def task_recording(path: Path, poll_times: list[float], *, asked_ms: int = 3000, cancel: bool = False) -> Path:
-    """A client polling one 2026-07-28 extension task at ``poll_times``, then closing stdin."""
+def task_recording(
+    path: Path, poll_times: list[float], *, asked_ms: int = 3000, cancel: bool = False, client: str | None = None
+) -> Path:
+    """A client polling one 2026-07-28 extension task at ``poll_times``, then closing stdin; ``client``: the
+    name it gives in its ``clientInfo``, none by default."""
     events: list[dict[str, Any]] = []
 
     def msg(t: float, direction: str, body: dict[str, Any]) -> None:
         events.append({"t": t, "kind": "message", "dir": direction, "msg": {"jsonrpc": "2.0", **body}})
 
-    msg(0.1, "c2s", {"id": 1, "method": "tools/call", "params": {"name": "build", "_meta": EXT}})
+    meta = {**EXT, **({"io.modelcontextprotocol/clientInfo": {"name": client, "version": "1.0.0"}} if client else {})}
+    msg(0.1, "c2s", {"id": 1, "method": "tools/call", "params": {"name": "build", "_meta": meta}})
     msg(
         0.2,
         "s2c",

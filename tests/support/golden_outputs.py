@@ -1,4 +1,4 @@
-"""The outputs of `report`, `report --json`, `show` and `export` for every shipped recording.
+"""The outputs of `report`, `report --format json`, `show` and `export` for every shipped recording.
 
 `python tests/support/golden_outputs.py capture` writes their SHA-256 digests to tests/golden_outputs.sha256 (and,
 with `--files DIR`, the outputs themselves for a diff); test_golden_outputs compares the current code's
@@ -25,7 +25,7 @@ DIGESTS = paths.TESTS / "golden_outputs.sha256"
 
 COMMANDS: dict[str, list[str]] = {
     "report.txt": ["report"],
-    "report.json": ["report", "--json"],
+    "report.json": ["report", "--format", "json"],
     "show.txt": ["show"],
     "export.svg": ["export", "--format", "svg"],
     "export.mmd": ["export", "--format", "mermaid"],
@@ -39,12 +39,15 @@ def recordings() -> list[Path]:
     return sorted(RECORDINGS.glob("*.jsonl"))
 
 
+def output(recording: Path, name: str) -> bytes:
+    """The exit status and stdout of the command ``name`` names, run on ``recording``."""
+    result = CliRunner().invoke(cli, [*COMMANDS[name], str(recording.relative_to(ROOT))], catch_exceptions=False)
+    return f"exit {result.exit_code}\n".encode() + result.stdout_bytes
+
+
 def outputs(recording: Path) -> Iterator[tuple[str, bytes]]:
-    runner = CliRunner()
-    relative = str(recording.relative_to(ROOT))
-    for name, args in COMMANDS.items():
-        result = runner.invoke(cli, [*args, relative], catch_exceptions=False)
-        yield name, f"exit {result.exit_code}\n".encode() + result.stdout_bytes
+    for name in COMMANDS:
+        yield name, output(recording, name)
 
 
 def digests() -> dict[str, str]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-AT_ONCE = 0.25
+AT_ONCE = 1.0
 """A question cancelled within this many seconds of opening, with no poll between, was never shown to
-anyone: no person reads a form and declines it that fast, and a headless client under load can take
-longer than one tick of its event loop to answer with a cancel."""
+anyone: no person reads a form and declines it within a second, and a headless client on a loaded machine
+can take hundreds of milliseconds to answer with a cancel."""
 
 
 def cancelled_at_once(opened: float, closed: float | None, cancelled_instead: bool, polls: list[float]) -> bool:

@@ -27,6 +27,7 @@ REPORT_FORMAT = 1
 
 FIGURES: dict[str, str] = {
     "settled_interval": "settled cadence",
+    "settled_floor": "fastest settled interval",
     "median_interval": "median of all intervals",
     "longest_gap": "longest gap",
     "cadence_outside": "cadence outside",
@@ -221,6 +222,8 @@ class TaskRow:
     answers: list[Via]
     median_interval: float | None = None
     """The median of every interval between polls (back-off and open questions included)."""
+    settled_floor: float | None = field(default=None, metadata={"omit_none": True})
+    """The shortest settled interval: the cadence the client schedules, as a timer fires late, never early."""
     server: str | None = field(default=None, metadata={"omit_none": True})
     poll_schedule: PollSchedule | None = field(default=None, metadata={"omit_none": True})
     """For a polled A2A task: the back-off steps, failed polls and the give-up point."""

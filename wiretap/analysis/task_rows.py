@@ -79,6 +79,7 @@ def task_row(
     intervals = [b - a for a, b in pairwise(times)]
     cadence = cadence_of(task, questions, end, intervals)
     summary = Distribution.of(intervals).summary()
+    steady = settled(cadence)
     live = task.live_at(client.t) if client is not None else None
     return model.TaskRow(
         protocol=task.protocol,
@@ -93,7 +94,7 @@ def task_row(
         first_poll_after=rounded(times[0] - task.created_at) if times else None,
         intervals=model.Spread(**summary.as_dict()) if summary else None,  # type: ignore[arg-type]
         pattern=pattern(intervals),
-        settled_interval=rounded(median(settled(cadence))),
+        settled_interval=rounded(median(steady)),
         failed_polls=len(task.polls.errors),
         states=[model.StateAt(rounded_t(t), s.raw) for t, s in task.states],
         final_state=task.state.raw if task.state else None,
@@ -104,6 +105,7 @@ def task_row(
         refused=[model.Refusal(rounded_t(t), via, code) for t, via, code in task.refused],
         answers=[model.Via(rounded_t(t), via) for t, via in task.answers],
         median_interval=rounded(summary.median) if summary else None,
+        settled_floor=rounded(min(steady)) if steady else None,
         poll_schedule=poll_schedule(task, pattern),
         cadence=array("d", cadence),
     )

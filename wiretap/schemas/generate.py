@@ -25,6 +25,9 @@ _SCALARS: dict[Any, dict[str, Any]] = {
 _DESCRIPTIONS = {
     "settled_interval": f"The {model.FIGURES['settled_interval']} in seconds: the median interval between polls "
     "once the client has backed off to its cadence, leaving out intervals that span a question to the user.",
+    "settled_floor": f"The {model.FIGURES['settled_floor']} in seconds: the shortest of the intervals the "
+    "settled cadence is the median of; the interval the client schedules, as its machine runs timers late, "
+    "never early.",
     "median_interval": f"The {model.FIGURES['median_interval']} in seconds: every interval between polls, back-off "
     "and open questions included.",
     "longest_gap": f"The {model.FIGURES['longest_gap']} in seconds between polls while a question was open.",
