@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from support import paths
 from support.check_fixtures import task_recording
 
+from wiretap.analysis.model import TaskRow
 from wiretap.analysis.report import build_report
 from wiretap.lab.investigation import build_investigation
+from wiretap.lab.investigation_model import Row
 from wiretap.lab.investigation_output import render_markdown
 
 RECORDINGS = paths.RECORDINGS
@@ -55,14 +59,15 @@ def test_an_a2a_recording_has_no_applied_rule_and_renders_as_a_markdown_table() 
     assert "How does it back off and give up on a silent A2A worker?" in text
 
 
-def polled(tmp_path, times: list[float]):
-    recording = task_recording(tmp_path / "polled.jsonl", times, asked_ms=1000, client="claude-code")
-    report = build_report(recording)
-    [row] = build_investigation(report).rows[:1]
-    return row, report.tasks[0]
+def polled(tmp_path: Path, times: list[float]) -> tuple[Row, TaskRow]:
+    """The polling row and the task of Claude Code polling one task that asked for 1000 ms at ``times``."""
+    report = build_report(task_recording(tmp_path / "polled.jsonl", times, asked_ms=1000, client="claude-code"))
+    [row] = [r for r in build_investigation(report).rows if r.condition == "polling"]
+    [task] = report.tasks
+    return row, task
 
 
-def test_a_client_whose_timers_run_late_on_a_busy_machine_still_polls_as_its_rule(tmp_path) -> None:
+def test_a_client_whose_timers_run_late_on_a_busy_machine_still_polls_as_its_rule(tmp_path: Path) -> None:
     row, task = polled(tmp_path, [1.2, 2.6, 3.72, 4.74, 5.91])
     assert task.settled_interval == 1.145 and task.settled_floor == 1.02
     assert row.agrees is True
@@ -70,12 +75,12 @@ def test_a_client_whose_timers_run_late_on_a_busy_machine_still_polls_as_its_rul
     assert row.verdict == f"the asked interval: as its rule (20 ms off); {late}"
 
 
-def test_a_client_that_never_polls_as_fast_as_its_rule_disagrees_however_steady(tmp_path) -> None:
+def test_a_client_that_never_polls_as_fast_as_its_rule_disagrees_however_steady(tmp_path: Path) -> None:
     row, task = polled(tmp_path, [1.2, 2.35, 3.5, 4.65, 5.8])
     assert task.settled_floor == 1.15 and row.agrees is False
     assert row.verdict == "the asked interval: not as its rule (150 ms off)"
 
 
-def test_a_client_backing_off_is_judged_by_where_it_settles_not_its_first_interval(tmp_path) -> None:
+def test_a_client_backing_off_is_judged_by_where_it_settles_not_its_first_interval(tmp_path: Path) -> None:
     row, task = polled(tmp_path, [1.2, 2.2, 3.7, 5.95, 9.33, 12.7])
     assert task.settled_floor == 3.37 and row.agrees is False

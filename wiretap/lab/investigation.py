@@ -119,7 +119,7 @@ class _Builder:
         asked = f"pollIntervalMs {task.requested_poll_ms}" if task.requested_poll_ms is not None else "no interval"
         row.asked = f"{asked} ({row.asked})"
         row.evidence = [task.created_at, *task.polls[:3]]
-        if len(task.polls) < 2 or task.settled_interval is None:
+        if len(task.polls) < 2 or task.settled_interval is None or task.settled_floor is None:
             row.did = f"polled {len(task.polls)} times"
             row.verdict = "too few polls to measure a cadence"
             return row
@@ -135,8 +135,7 @@ class _Builder:
                 row.verdict = "its own interval, none asked (no known rule for this client)"
             return row
         allowed = max(CADENCE_MS, LATE_SHARE * applied)
-        fastest = task.settled_floor if task.settled_floor is not None else task.settled_interval
-        floor = fastest * 1000 - applied
+        floor = task.settled_floor * 1000 - applied
         off = abs(floor)
         row.agrees = -CADENCE_MS <= floor <= allowed
         if task.requested_poll_ms is None:
