@@ -168,3 +168,31 @@ def test_a_signal_passed_on_is_recorded_before_the_exit_it_causes_on_another_thr
     _, events, _ = read_all(path)
     assert [e["kind"] for e in events if e["kind"] in ("signal", "exit")] == ["signal", "exit"]
     assert [e.get("signal") for e in events if e["kind"] in ("signal", "exit")] == ["SIGTERM", "SIGTERM"]
+
+
+HAND_OVER = """
+import os, select, signal, sys
+from wiretap.run.finish import finish_signals
+from wiretap.transports.signals import FORWARDED_SIGNALS, SignalPipe
+finishing = finish_signals() if sys.argv[1] == "finish-first" else None
+relay = SignalPipe(FORWARDED_SIGNALS, lambda signum: None)
+relay.install()
+relay.restore()
+os.kill(os.getpid(), signal.SIGTERM)
+finishing = finishing or finish_signals()
+ready, _, _ = select.select([finishing.fd], [], [], 10)
+finishing.restore()
+print("the wait woke" if ready else "the wait slept")
+"""
+
+
+@pytest.mark.parametrize(
+    ("order", "status", "printed"), [("finish-first", 0, "the wait woke\n"), ("relay-first", -15, "")]
+)
+def test_a_sigterm_between_the_relays_end_and_the_finish_ends_the_wait_only_when_the_finish_caught_it_first(
+    order: str, status: int, printed: str
+) -> None:
+    """The tap catches the finish's signals before its relay's, so the relay hands them back on its way out;
+    in the other order the signal in between takes its default action and kills wiretap."""
+    done = subprocess.run([sys.executable, "-c", HAND_OVER, order], capture_output=True, text=True, timeout=30)
+    assert (done.returncode, done.stdout) == (status, printed), done.stderr

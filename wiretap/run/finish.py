@@ -19,17 +19,28 @@ def complete_within() -> float:
         return COMPLETE_WITHIN
 
 
-def finish_recording(recorder: Recorder, stderr: IO[str], **summary: Any) -> bool:
-    """Close the recording and wait until it is complete, up to ``complete_within()``; say so on stderr
-    when it is not.
-
-    A signal wiretap would pass on ends the wait at once: whoever sends one is in a hurry to see wiretap
-    go (the recorder completes the file on its own all the same)."""
+def finish_signals() -> SignalPipe:
+    """Catch the signals wiretap passes on, for the finish's wait. Installed before a relay's own catching,
+    they are what the relay puts back when it ends, so a signal between the relay's end and the wait ends
+    the wait instead of taking its default action on wiretap."""
     signals = SignalPipe(FORWARDED_SIGNALS, lambda _signum: None)
     signals.install()
     signals.watched = True  # (the handler leaves the byte on the pipe, which wakes the wait)
+    return signals
+
+
+def finish_recording(
+    recorder: Recorder, stderr: IO[str], ending: dict[str, Any], caught: SignalPipe | None = None
+) -> bool:
+    """Close the recording and wait until it is complete, up to ``complete_within()``; say so on stderr
+    when it is not. ``ending``: how the recording ended, for its end event; ``caught``: the
+    ``finish_signals()`` caught since before the relay, if any.
+
+    A signal wiretap would pass on ends the wait at once: whoever sends one is in a hurry to see wiretap
+    go (the recorder completes the file on its own all the same)."""
+    signals = caught or finish_signals()
     try:
-        done = recorder.close(wait=complete_within(), unless=signals.fd, **summary)
+        done = recorder.close(wait=complete_within(), unless=signals.fd, **ending)
     finally:
         signals.restore()
     if not done and recorder.writer.opened:

@@ -180,7 +180,7 @@ def forward(
             runner.run(_serve(proxy, host, port, announce, ending, stderr))
     finally:
         for recorder in recorders.values():
-            finish_recording(recorder, stderr, **ending)
+            finish_recording(recorder, stderr, ending)
         if keep_ca:
             print(f"wiretap: the run's CA is kept in {folder} (its key is {folder / 'ca-key.pem'})", file=stderr)
         else:

@@ -203,4 +203,4 @@ def proxy(
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             runner.run(_serve(http_proxy, host, port, announce))
     finally:
-        finish_recording(recorder, stderr, **http_proxy.ending)
+        finish_recording(recorder, stderr, http_proxy.ending)

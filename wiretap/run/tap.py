@@ -14,7 +14,7 @@ from wiretap.recording.events import Header
 from wiretap.recording.paths import default_name, recording_path
 from wiretap.recording.recorder import Recorder
 from wiretap.recording.writer import RecordingWriter, create_unique
-from wiretap.run.finish import finish_recording
+from wiretap.run.finish import finish_recording, finish_signals
 from wiretap.transports.stdio import SpawnFailed, StdioTap
 from wiretap.wire.redact import redact_argv
 
@@ -53,6 +53,7 @@ def tap(
     header = Header(transport="stdio", name=name, argv=shown_argv, redacted=redact)
     recorder = Recorder(writer, header, redact=redact, stderr=stderr, on_overload=on_overload, max_size=max_size)
     stdio = StdioTap(argv, recorder, shown_argv=shown_argv)
+    finishing = finish_signals()
     try:
         return stdio.run()
     except SpawnFailed as failure:
@@ -61,6 +62,7 @@ def tap(
     finally:
         ending = {"ended": "signal", "signals": stdio.signals} if stdio.signals else {"ended": "normal"}
         if stdio.signals:
+            finishing.restore()
             recorder.close(wait=0.0, **ending)
         else:
-            finish_recording(recorder, stderr, **ending)
+            finish_recording(recorder, stderr, ending, finishing)
